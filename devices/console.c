@@ -1,0 +1,172 @@
+/*
+ * console.c -- virtio-console port 0.
+ *
+ * Output: a notify on the transmitq (an MMIO exit: the console is not a hot
+ * path) pops each chain and writes its readable bytes to stdout.
+ * Input: a thread reads stdin into a small pending buffer and hands it to
+ * whatever receive buffers the guest has posted; a later notify on the
+ * receiveq (new buffers) delivers the rest.  Both paths hold the transport
+ * lock, so they never walk the receiveq at the same time.
+ */
+#include "console.h"
+
+#include <errno.h>
+#include <linux/virtio_console.h>
+#include <linux/virtio_ids.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { CONSOLE_RX = 0, CONSOLE_TX = 1 };
+
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* stdout closed: the guest's output has nowhere to go */
+		p += w;
+		n -= w;
+	}
+}
+
+static void console_transmit(struct console *con)
+{
+	struct virtio_mmio_dev *dev = &con->mmio;
+	struct vq *vq = &dev->vqs[CONSOLE_TX];
+	static struct vq_chain chain;
+	int rc;
+
+	while ((rc = vq_pop_avail(vq, &chain)) > 0) {
+		if (!con->t_first_output) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			con->t_first_output = ts.tv_sec + ts.tv_nsec * 1e-9;
+		}
+		for (unsigned i = 0; i < chain.count; i++)
+			if (!chain.buf[i].device_writes) {
+				write_all(con->out_fd, chain.buf[i].host, chain.buf[i].len);
+				con->bytes_out += chain.buf[i].len;
+			}
+		vq_push_used(vq, chain.head, 0);
+	}
+	if (rc < 0)
+		virtio_mmio_fail(dev, vq->error);
+	else if (vq_should_interrupt(vq))
+		virtio_mmio_signal_used(dev);
+}
+
+/* Caller holds the transport lock. */
+static void console_deliver(struct console *con)
+{
+	struct virtio_mmio_dev *dev = &con->mmio;
+	struct vq *vq = &dev->vqs[CONSOLE_RX];
+	static struct vq_chain chain;
+	bool used = false;
+	int rc = 0;
+
+	while (con->pending_off < con->pending_len && (rc = vq_pop_avail(vq, &chain)) > 0) {
+		uint32_t written = 0;
+
+		for (unsigned i = 0; i < chain.count && con->pending_off < con->pending_len; i++) {
+			uint32_t n = con->pending_len - con->pending_off;
+
+			if (!chain.buf[i].device_writes)
+				continue;
+			if (n > chain.buf[i].len)
+				n = chain.buf[i].len;
+			memcpy(chain.buf[i].host, con->pending + con->pending_off, n);
+			con->pending_off += n;
+			written += n;
+		}
+		con->bytes_in += written;
+		vq_push_used(vq, chain.head, written);
+		used = true;
+	}
+	if (rc < 0)
+		virtio_mmio_fail(dev, vq->error);
+	else if (used && vq_should_interrupt(vq))
+		virtio_mmio_signal_used(dev);
+}
+
+static void console_queue_notify(struct virtio_mmio_dev *dev, unsigned q)
+{
+	struct console *con = dev->priv;
+
+	if (q == CONSOLE_TX)
+		console_transmit(con);
+	else
+		console_deliver(con);
+}
+
+static void console_config_read(struct virtio_mmio_dev *dev, uint32_t off, void *data, uint32_t len)
+{
+	struct virtio_console_config cfg = { .cols = 80, .rows = 25, .max_nr_ports = 1 };
+
+	(void)dev;
+	memset(data, 0, len);
+	if (off < sizeof(cfg))
+		memcpy(data, (uint8_t *)&cfg + off, len < sizeof(cfg) - off ? len : sizeof(cfg) - off);
+}
+
+static const struct virtio_dev_ops console_ops = {
+	.name = "console",
+	.device_id = VIRTIO_ID_CONSOLE,
+	.num_queues = 2,
+	.config_read = console_config_read,
+	.queue_notify = console_queue_notify,
+};
+
+void console_init(struct console *con, struct vm *vm, unsigned index, int out_fd)
+{
+	memset(con, 0, sizeof(*con));
+	con->out_fd = out_fd;
+	virtio_mmio_init(&con->mmio, &console_ops, con, vm, index, 0);
+	con->mmio.vqs[CONSOLE_RX].name = "console receive";
+	con->mmio.vqs[CONSOLE_TX].name = "console transmit";
+}
+
+static void *console_input_thread(void *arg)
+{
+	struct console *con = arg;
+	for (;;) {
+		ssize_t n;
+		bool drained;
+
+		pthread_mutex_lock(&con->mmio.lock);
+		drained = con->pending_off >= con->pending_len;
+		pthread_mutex_unlock(&con->mmio.lock);
+		if (!drained) {
+			/* The guest has not posted buffers for what we have; wait a
+			 * little rather than reading more than we can hold. */
+			poll(NULL, 0, 5);
+			continue;
+		}
+		n = read(con->in_fd, con->pending, sizeof(con->pending));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;   /* EOF: the guest simply gets no more input */
+		pthread_mutex_lock(&con->mmio.lock);
+		con->pending_len = n;
+		con->pending_off = 0;
+		console_deliver(con);
+		pthread_mutex_unlock(&con->mmio.lock);
+	}
+}
+
+int console_start_input(struct console *con, int in_fd)
+{
+	pthread_t th;
+
+	con->in_fd = in_fd;
+	if (pthread_create(&th, NULL, console_input_thread, con))
+		return -1;
+	pthread_detach(th);
+	return 0;
+}

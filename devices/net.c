@@ -1,0 +1,305 @@
+/*
+ * net.c -- the virtio-net device and its transmit notification suppression.
+ *
+ * One transmitted frame: the guest adds a chain and, if its policy says so,
+ * writes QueueNotify -> (threaded) the ioeventfd wakes net_tx_thread, or
+ * (lguest) the MMIO exit reaches net_queue_notify on the vCPU thread ->
+ * net_tx_on_notify drains every available chain into the sink, returns the
+ * buffers on the used ring, interrupts the guest if it asked, and then sets
+ * NO_NOTIFY and arms the timer -> each expiry (net_tx_on_timeout) drains again
+ * and either keeps the guest quiet (work found) or lets it notify again after
+ * a barrier and one last look at the ring.
+ */
+#include "net.h"
+
+#include <errno.h>
+#include <linux/virtio_ids.h>
+#include <linux/virtio_net.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "lguest_kvm_abi.h"
+#include "vm.h"
+
+enum { NET_RX = 0, NET_TX = 1 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Take every available chain; returns how many. */
+static uint64_t net_tx_drain(struct net *net)
+{
+	struct vq *vq = &net->mmio.vqs[NET_TX];
+	uint64_t n = 0;
+	int rc;
+
+	while ((rc = vq_pop_avail(vq, &net->chain)) > 0) {
+		if (!net->st.t_first)
+			net->st.t_first = now_s();
+		net_sink_consume(&net->sink, &net->chain);
+		net->st.buffers_indirect += net->chain.indirect;
+		net->st.descriptors += net->chain.count;
+		vq_push_used(vq, net->chain.head, 0);
+		n++;
+	}
+	if (rc < 0)
+		virtio_mmio_fail(&net->mmio, vq->error);
+	if (n) {
+		net->st.t_last = now_s();
+		if (vq_should_interrupt(vq)) {
+			net->st.interrupts++;
+			virtio_mmio_signal_used(&net->mmio);
+		}
+	}
+	return n;
+}
+
+static void net_tx_suppress(struct net *net)
+{
+	vq_suppress_notify(&net->mmio.vqs[NET_TX]);
+	net->suppressed = true;
+}
+
+bool net_tx_on_notify(struct net *net)
+{
+	uint64_t n;
+
+	net->st.notify_wakeups++;
+	n = net_tx_drain(net);
+	net->st.buffers_by_notify += n;
+	if (!n) {
+		net->st.notifies_empty++;
+		return false;
+	}
+	net_tx_suppress(net);
+	return true;
+}
+
+/* 2008's adaptive timeout: fewer buffers than last time means the timer was
+ * too short (the guest had to notify), so lengthen it; else shorten by 1 us. */
+static void adapt_timeout(struct net *net, uint64_t num)
+{
+	if (!net->cfg.adaptive_timeout)
+		return;
+	if (num < net->last_timeout_num)
+		net->timeout_us += 10;
+	else if (net->timeout_us > 1)
+		net->timeout_us--;
+	net->last_timeout_num = num;
+}
+
+bool net_tx_on_timeout(struct net *net)
+{
+	struct vq *vq = &net->mmio.vqs[NET_TX];
+	uint64_t n;
+
+	net->st.timeouts++;
+	if (net->cfg.host_timer == HOST_TIMER_ONESHOT) {
+		/* Merged 2.6.27: unblock, drain, and wait for the next notify. */
+		vq_enable_notify_and_recheck(vq);
+		net->suppressed = false;
+		n = net_tx_drain(net);
+		net->st.buffers_by_timer += n;
+		n ? net->st.timer_drains_work++ : net->st.timer_drains_empty++;
+		adapt_timeout(net, n);
+		return false;
+	}
+	n = net_tx_drain(net);
+	net->st.buffers_by_timer += n;
+	adapt_timeout(net, n);
+	if (n) {
+		net->st.timer_drains_work++;
+		return true;            /* still busy: stay suppressed, poll again */
+	}
+	net->st.timer_drains_empty++;
+	if (!vq_enable_notify_and_recheck(vq)) {
+		net->suppressed = false;
+		return false;           /* idle: the next guest notify wakes us */
+	}
+	/* A buffer slipped in between our last look and the flag clearing. */
+	net->st.recheck_hits++;
+	net->st.buffers_by_timer += net_tx_drain(net);
+	net_tx_suppress(net);
+	return true;
+}
+
+static void arm_timer(struct net *net)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = net->timeout_us / 1000000, .tv_nsec = (net->timeout_us % 1000000) * 1000L },
+	};
+
+	timerfd_settime(net->timer_fd, 0, &its, NULL);
+}
+
+/* MMIO-exit notifies: every TX notify in the lguest model, RX always. */
+static void net_queue_notify(struct virtio_mmio_dev *dev, unsigned q)
+{
+	struct net *net = dev->priv;
+
+	if (q != NET_TX) {
+		net->st.rx_notifies++;
+		return;
+	}
+	net->st.notifies++;
+	if (net_tx_on_notify(net))
+		arm_timer(net);
+}
+
+static void net_config_read(struct virtio_mmio_dev *dev, uint32_t off, void *data, uint32_t len)
+{
+	struct net *net = dev->priv;
+	struct virtio_net_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memcpy(cfg.mac, net->cfg.mac, 6);
+	memset(data, 0, len);
+	if (off < sizeof(cfg))
+		memcpy(data, (uint8_t *)&cfg + off, len < sizeof(cfg) - off ? len : sizeof(cfg) - off);
+}
+
+static const struct virtio_dev_ops net_ops = {
+	.name = "net",
+	.device_id = VIRTIO_ID_NET,
+	.num_queues = 2,
+	.config_read = net_config_read,
+	.queue_notify = net_queue_notify,
+};
+
+void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_config *cfg)
+{
+	memset(net, 0, sizeof(*net));
+	net->cfg = *cfg;
+	net->timeout_us = cfg->timeout_us;
+	net->tx_efd = net->timer_fd = net->stop_efd = -1;
+	virtio_mmio_init(&net->mmio, &net_ops, net, vm, index,
+			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
+			 (1ull << VIRTIO_RING_F_INDIRECT_DESC));
+	net->mmio.vqs[NET_RX].name = "net receive";
+	net->mmio.vqs[NET_TX].name = "net transmit";
+}
+
+/* Threaded model: ioeventfd kicks and timer expiries on one device thread. */
+static void *net_tx_thread(void *arg)
+{
+	struct net *net = arg;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev[3];
+	int fds[3] = { net->tx_efd, net->timer_fd, net->stop_efd };
+
+	for (int i = 0; i < 3; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.fd = fds[i] };
+		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e);
+	}
+	for (;;) {
+		int n = epoll_wait(ep, ev, 3, -1);
+		bool kick = false, expired = false;
+		uint64_t count;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.fd == net->stop_efd) {
+				close(ep);
+				return NULL;
+			}
+			if (read(ev[i].data.fd, &count, 8) != 8)
+				continue;
+			if (ev[i].data.fd == net->tx_efd) {
+				kick = true;
+				net->st.notifies += count;
+			} else {
+				expired = true;
+			}
+		}
+		pthread_mutex_lock(&net->mmio.lock);
+		if ((kick && net_tx_on_notify(net)) | (expired && net_tx_on_timeout(net)))
+			arm_timer(net);
+		pthread_mutex_unlock(&net->mmio.lock);
+	}
+}
+
+/* lguest model: the Waker.  Blocks on the timer and forces the vCPU out,
+ * so the expiry is handled on the vCPU thread like lguest's handle_timeout. */
+static void *net_waker_thread(void *arg)
+{
+	struct net *net = arg;
+	uint64_t count;
+
+	for (;;) {
+		ssize_t n = read(net->timer_fd, &count, 8);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != 8)
+			return NULL;
+		__atomic_store_n(&net->timer_pending, 1, __ATOMIC_SEQ_CST);
+		vm_kick_vcpu(net->mmio.vm, net->vcpu_thread);
+	}
+}
+
+void net_vcpu_poll(struct net *net)
+{
+	if (!__atomic_exchange_n(&net->timer_pending, 0, __ATOMIC_SEQ_CST))
+		return;
+	pthread_mutex_lock(&net->mmio.lock);
+	if (net_tx_on_timeout(net))
+		arm_timer(net);
+	pthread_mutex_unlock(&net->mmio.lock);
+}
+
+int net_start(struct net *net, pthread_t vcpu_thread)
+{
+	struct vm *vm = net->mmio.vm;
+
+	net->vcpu_thread = vcpu_thread;
+	net->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	net->stop_efd = eventfd(0, EFD_CLOEXEC);
+	if (net->timer_fd < 0 || net->stop_efd < 0)
+		return diag_fail("net: timerfd/eventfd: %s", strerror(errno));
+	if (net->cfg.model == NET_MODEL_THREADED) {
+		net->tx_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		net->mmio.irqfd = eventfd(0, EFD_CLOEXEC);
+		if (net->tx_efd < 0 || net->mmio.irqfd < 0)
+			return diag_fail("net: eventfd: %s", strerror(errno));
+		if (vm_add_ioeventfd(vm, net->mmio.base + 0x50, NET_TX, net->tx_efd) < 0 ||
+		    vm_add_irqfd(vm, net->mmio.gsi, net->mmio.irqfd) < 0)
+			return -1;
+		if (pthread_create(&net->thread, NULL, net_tx_thread, net))
+			return diag_fail("net: cannot start the device thread");
+	} else {
+		if (pthread_create(&net->thread, NULL, net_waker_thread, net))
+			return diag_fail("net: cannot start the waker thread");
+	}
+	net->thread_running = true;
+	return 0;
+}
+
+void net_stop(struct net *net)
+{
+	uint64_t one = 1;
+
+	if (!net->thread_running)
+		return;
+	if (net->cfg.model == NET_MODEL_THREADED) {
+		if (write(net->stop_efd, &one, 8) == 8)
+			pthread_join(net->thread, NULL);
+	} else {
+		/* The waker sleeps in read(timerfd); closing does not wake it, so
+		 * it is cancelled (read is a cancellation point). */
+		pthread_cancel(net->thread);
+		pthread_join(net->thread, NULL);
+	}
+	net->thread_running = false;
+}

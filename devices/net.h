@@ -1,0 +1,75 @@
+/*
+ * net.h -- virtio-net with lguest-style transmit notification suppression.
+ *
+ * Queues: receiveq 0, transmitq 1.  The transmit side is the experiment:
+ * a guest notify drains the ring, sets VRING_USED_F_NO_NOTIFY and arms a
+ * one-shot timer; the timer drains again and keeps the guest quiet while it
+ * finds work (docs/semantics.md, design section 5).  Two execution models:
+ * lguest (notifies are MMIO exits handled on the vCPU thread, timer expiries
+ * kick the vCPU out) and threaded (ioeventfd, a device thread, irqfd).
+ */
+#ifndef NET_H
+#define NET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net_sink.h"
+#include "virtio_mmio.h"
+
+enum net_model { NET_MODEL_THREADED, NET_MODEL_LGUEST };
+enum host_timer { HOST_TIMER_REARM, HOST_TIMER_ONESHOT };
+
+struct net_config {
+	enum net_model model;
+	enum host_timer host_timer;
+	uint32_t timeout_us;      /* starting value; fixed unless adaptive */
+	bool adaptive_timeout;    /* 2008's +10 / -1 us rule */
+	uint8_t mac[6];
+};
+
+struct net_tx_stats {
+	uint64_t notifies;            /* guest notifies that reached the host */
+	uint64_t notify_wakeups;      /* drains started by a notify (threaded: merged kicks) */
+	uint64_t notifies_empty;      /* notifies that found nothing to drain */
+	uint64_t timeouts;            /* timer expiries */
+	uint64_t timer_drains_work;   /* expiries that found buffers */
+	uint64_t timer_drains_empty;
+	uint64_t recheck_hits;        /* buffers that slipped in while re-enabling notifies */
+	uint64_t buffers_by_notify, buffers_by_timer;
+	uint64_t buffers_indirect, descriptors;
+	uint64_t interrupts;
+	uint64_t rx_notifies;
+	double t_first, t_last;       /* CLOCK_MONOTONIC of first pop, last drain */
+};
+
+struct net {
+	struct virtio_mmio_dev mmio;
+	struct net_config cfg;
+	struct net_sink sink;
+	struct net_tx_stats st;
+	struct vq_chain chain;        /* scratch for the drain loop */
+	bool suppressed;              /* we asked the guest not to notify */
+	uint32_t timeout_us;          /* current timer length */
+	uint64_t last_timeout_num;    /* adaptive rule: buffers of the last timer drain */
+	/* plumbing */
+	int tx_efd, timer_fd, stop_efd;
+	pthread_t thread, vcpu_thread;
+	bool thread_running;
+	int timer_pending;            /* lguest model: set by the waker, taken by the vCPU */
+};
+
+void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_config *cfg);
+/* After the VM exists: ioeventfd/irqfd (threaded) and the timer thread. */
+int net_start(struct net *net, pthread_t vcpu_thread);
+void net_stop(struct net *net);
+/* lguest model: called on the vCPU thread after KVM_RUN was interrupted. */
+void net_vcpu_poll(struct net *net);
+
+/* The suppression state machine.  Each returns true when the caller must
+ * (re)arm the one-shot timer for net->timeout_us.  Caller holds mmio.lock. */
+bool net_tx_on_notify(struct net *net);
+bool net_tx_on_timeout(struct net *net);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * virtio_mmio.h -- the virtio-mmio (version 2) transport, shared by all devices.
+ *
+ * A device supplies a virtio_dev_ops table (kvmtool's virtio_ops idea): its
+ * ID, offered features, queue count, config space and what to do when a
+ * queue is notified or the driver is ready.  The transport owns the register
+ * file, feature negotiation, status, queue setup and the interrupt line;
+ * devices never see register offsets.
+ */
+#ifndef VIRTIO_MMIO_H
+#define VIRTIO_MMIO_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "virtqueue.h"
+
+#define VIRTIO_MMIO_MAX_QUEUES 2
+
+struct vm;
+struct virtio_mmio_dev;
+
+struct virtio_dev_ops {
+	const char *name;
+	uint32_t device_id;
+	unsigned num_queues;
+	/* Config space: device-specific bytes at offset 0x100. */
+	void (*config_read)(struct virtio_mmio_dev *dev, uint32_t off, void *data, uint32_t len);
+	/* A QueueNotify that reached the launcher (MMIO exit, vCPU thread). */
+	void (*queue_notify)(struct virtio_mmio_dev *dev, unsigned q);
+	/* Status gained DRIVER_OK: queues are set up and features fixed. */
+	void (*driver_ok)(struct virtio_mmio_dev *dev);
+};
+
+struct virtio_mmio_dev {
+	const struct virtio_dev_ops *ops;
+	void *priv;
+	struct vm *vm;
+	uint64_t base;
+	unsigned gsi;
+	int irqfd;                 /* -1: pulse the line from the vCPU thread */
+	uint64_t host_features;
+	uint64_t driver_features;
+	uint32_t status;
+	uint32_t device_features_sel, driver_features_sel, queue_sel;
+	uint32_t interrupt_status;  /* atomic: raised by device threads */
+	uint64_t interrupts;        /* interrupts injected */
+	struct vq vqs[VIRTIO_MMIO_MAX_QUEUES];
+	char error[256];            /* why DEVICE_NEEDS_RESET was set */
+	bool needs_reset;
+	/* Serialises register writes (vCPU thread) against device threads that
+	 * walk the queues, so a reset can never pull a ring from under a drain.
+	 * Held while ops->queue_notify runs. */
+	pthread_mutex_t lock;
+};
+
+void virtio_mmio_init(struct virtio_mmio_dev *dev, const struct virtio_dev_ops *ops, void *priv,
+		      struct vm *vm, unsigned index, uint64_t features);
+/* An MMIO exit inside [base, base+LKVM_MMIO_SIZE). */
+void virtio_mmio_access(struct virtio_mmio_dev *dev, uint64_t off, uint8_t *data, uint32_t len,
+			bool is_write);
+bool virtio_mmio_has_feature(const struct virtio_mmio_dev *dev, unsigned bit);
+/* Used buffers are ready: set the interrupt status bit and raise the line. */
+void virtio_mmio_signal_used(struct virtio_mmio_dev *dev);
+/* The guest broke a ring: DEVICE_NEEDS_RESET, config-change interrupt, one
+ * remembered error line (see vq->error). */
+void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * cmdline.c -- split the command line into words and pick out ours.
+ * Unknown words are ignored, as a kernel ignores parameters it does not know.
+ */
+#include "cmdline.h"
+
+#include "lib.h"
+
+int word_eq(const char *s, uint32_t len, const char *w)
+{
+	return strlen(w) == len && !memcmp(s, w, len);
+}
+
+int streq(const char *a, const char *b)
+{
+	return word_eq(a, strlen(a), b);
+}
+
+static int copy_word(char *dst, uint32_t size, const char *v, uint32_t len)
+{
+	if (len >= size)
+		return 0;
+	memcpy(dst, v, len);
+	dst[len] = 0;
+	return 1;
+}
+
+static int starts(const char *s, uint32_t len, const char *prefix, const char **rest, uint32_t *rest_len)
+{
+	uint32_t n = strlen(prefix);
+
+	if (len < n || memcmp(s, prefix, n))
+		return 0;
+	*rest = s + n;
+	*rest_len = len - n;
+	return 1;
+}
+
+/* SIZE@ADDR:IRQ, e.g. 4K@0xd0000000:5 */
+static int parse_device(const char *v, uint32_t len, struct mmio_window *w)
+{
+	uint32_t at = 0, colon = 0;
+	uint64_t irq;
+
+	while (at < len && v[at] != '@')
+		at++;
+	colon = at;
+	while (colon < len && v[colon] != ':')
+		colon++;
+	if (at >= len || colon >= len)
+		return 0;
+	if (!parse_u64(v, at, &w->size) || !parse_u64(v + at + 1, colon - at - 1, &w->base) ||
+	    !parse_u64(v + colon + 1, len - colon - 1, &irq))
+		return 0;
+	w->irq = (unsigned)irq;
+	return 1;
+}
+
+static int bad(const char *what, const char *v, uint32_t len)
+{
+	char tmp[64];
+	uint32_t n = len < sizeof(tmp) - 1 ? len : sizeof(tmp) - 1;
+
+	memcpy(tmp, v, n);
+	tmp[n] = 0;
+	printf("guest: bad %s '%s' on the command line\n", what, tmp);
+	return -1;
+}
+
+int cmdline_parse(const char *line, struct params *p)
+{
+	const char *s = line;
+
+	while (*s) {
+		const char *w, *v;
+		uint32_t len = 0, vlen;
+		uint64_t n;
+
+		while (*s == ' ')
+			s++;
+		w = s;
+		while (s[len] && s[len] != ' ')
+			len++;
+		s += len;
+		if (!len)
+			continue;
+		if (starts(w, len, "virtio_mmio.device=", &v, &vlen)) {
+			if (p->ndev == MAX_DEVICES || !parse_device(v, vlen, &p->dev[p->ndev]))
+				return bad("device", v, vlen);
+			p->ndev++;
+		} else if (starts(w, len, "lkvm.workload=", &v, &vlen)) {
+			if (!copy_word(p->workload, sizeof(p->workload), v, vlen))
+				return bad("workload", v, vlen);
+		} else if (starts(w, len, "lkvm.policy=", &v, &vlen)) {
+			if (!copy_word(p->policy, sizeof(p->policy), v, vlen))
+				return bad("policy", v, vlen);
+		} else if (starts(w, len, "lkvm.fault=", &v, &vlen)) {
+			if (!copy_word(p->fault, sizeof(p->fault), v, vlen))
+				return bad("fault", v, vlen);
+		} else if (starts(w, len, "lkvm.wait=", &v, &vlen)) {
+			if (!word_eq(v, vlen, "spin") && !word_eq(v, vlen, "halt"))
+				return bad("wait", v, vlen);
+			p->wait_halt = word_eq(v, vlen, "halt");
+		} else if (starts(w, len, "lkvm.indirect=", &v, &vlen)) {
+			if (word_eq(v, vlen, "never"))
+				p->indirect = INDIRECT_NEVER;
+			else if (word_eq(v, vlen, "always"))
+				p->indirect = INDIRECT_ALWAYS;
+			else if (word_eq(v, vlen, "threshold"))
+				p->indirect = INDIRECT_THRESHOLD;
+			else if (vlen > 10 && !memcmp(v, "threshold:", 10) && parse_u64(v + 10, vlen - 10, &n))
+				p->indirect = INDIRECT_THRESHOLD, p->indirect_threshold = (uint32_t)n;
+			else
+				return bad("indirect", v, vlen);
+		} else if (starts(w, len, "lkvm.bytes=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &p->bytes))
+				return bad("bytes", v, vlen);
+		} else if (starts(w, len, "lkvm.frame=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > 0xffff)
+				return bad("frame", v, vlen);
+			p->frame = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.ring=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > 1024)
+				return bad("ring", v, vlen);
+			p->ring = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
+				return bad("segments", v, vlen);
+			p->segments = (uint32_t)n;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * cmdline.h -- the run's parameters, read from the PVH command line.
+ *
+ * Devices come as Linux's virtio_mmio.device=SIZE@ADDR:IRQ words; the
+ * workload's parameters as lkvm.NAME=VALUE (docs/boot-protocol.md).
+ */
+#ifndef CMDLINE_H
+#define CMDLINE_H
+
+#include <stdint.h>
+
+#include "notify_policy.h"
+
+#define MAX_DEVICES 4
+
+struct mmio_window {
+	uint64_t base, size;
+	unsigned irq;
+};
+
+struct params {
+	struct mmio_window dev[MAX_DEVICES];
+	unsigned ndev;
+	char workload[16], policy[32], fault[32];   /* NUL-terminated copies */
+	uint64_t bytes;
+	uint32_t frame, ring, segments;
+	int wait_halt;
+	enum indirect_kind indirect;
+	uint32_t indirect_threshold;   /* 0: max(16, ring/8) */
+};
+
+/* Returns 0, or -1 after printing what was wrong. */
+int cmdline_parse(const char *line, struct params *p);
+int word_eq(const char *s, uint32_t len, const char *w);
+int streq(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * io.h -- the guest's view of the hardware: port and MMIO accessors, barriers,
+ * the TSC, and the one CPL0 service (halt until an interrupt).
+ *
+ * Everything here runs at CPL3.  Port I/O works through the TSS I/O bitmap
+ * set up in entry.S; MMIO works because the page tables map the device
+ * windows user-accessible.
+ */
+#ifndef GUEST_IO_H
+#define GUEST_IO_H
+
+#include <stdint.h>
+
+static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
+static inline void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" :: "a"(v), "Nd"(port)); }
+
+static inline uint32_t mmio_read32(uint64_t addr) { return *(volatile uint32_t *)addr; }
+static inline void mmio_write32(uint64_t addr, uint32_t v) { *(volatile uint32_t *)addr = v; }
+static inline uint8_t mmio_read8(uint64_t addr) { return *(volatile uint8_t *)addr; }
+
+/* x86 is TSO: stores are not reordered with stores, loads not with loads, so
+ * the only barrier virtio needs from the CPU is store->load (mfence). */
+static inline void barrier(void) { __asm__ volatile("" ::: "memory"); }
+static inline void mb(void) { __asm__ volatile("mfence" ::: "memory"); }
+static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* Incremented by every device interrupt (entry.S). */
+extern volatile uint64_t irq_seq;
+
+/* Sleep in hlt at CPL0 unless an interrupt arrived since irq_seq read `seen`. */
+static inline void halt_until_irq(uint64_t seen)
+{
+	__asm__ volatile("ud2" :: "a"(1), "c"(0x4c4b564d), "d"(seen) : "memory");
+}
+
+#endif

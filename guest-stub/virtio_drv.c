@@ -1,0 +1,276 @@
+/*
+ * virtio_drv.c -- guest-side virtio-mmio transport and split virtqueue.
+ *
+ * The hot path is gvq_add + gvq_kick + gvq_get_used, all at CPL3.  Kick is
+ * the seed's vring_kick: take the outstanding count, publish the new avail
+ * index, full barrier, read the host's NO_NOTIFY (or avail_event) and let the
+ * policy decide.  A notify is one 32-bit write to QueueNotify, which the
+ * launcher catches with an ioeventfd (threaded model) or an MMIO exit.
+ */
+#include "virtio_drv.h"
+
+#include <linux/virtio_config.h>
+#include <linux/virtio_mmio.h>
+
+#include "io.h"
+#include "lguest_kvm_abi.h"
+#include "lib.h"
+
+static uint32_t rd(const struct virtio_dev *d, uint32_t off) { return mmio_read32(d->base + off); }
+static void wr(const struct virtio_dev *d, uint32_t off, uint32_t v) { mmio_write32(d->base + off, v); }
+
+int virtio_drv_probe(struct virtio_dev *dev, uint64_t base, unsigned irq, uint32_t want_id, uint64_t wanted)
+{
+	uint64_t offered;
+
+	dev->base = base;
+	dev->irq = irq;
+	if (rd(dev, VIRTIO_MMIO_MAGIC_VALUE) != 0x74726976 || rd(dev, VIRTIO_MMIO_VERSION) != 2)
+		return -1;
+	dev->device_id = rd(dev, VIRTIO_MMIO_DEVICE_ID);
+	if (dev->device_id != want_id)
+		return -1;
+	wr(dev, VIRTIO_MMIO_STATUS, 0);
+	wr(dev, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	wr(dev, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	wr(dev, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+	offered = rd(dev, VIRTIO_MMIO_DEVICE_FEATURES);
+	wr(dev, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
+	offered |= (uint64_t)rd(dev, VIRTIO_MMIO_DEVICE_FEATURES) << 32;
+	dev->features = offered & (wanted | (1ull << VIRTIO_F_VERSION_1));
+	wr(dev, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+	wr(dev, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)dev->features);
+	wr(dev, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	wr(dev, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)(dev->features >> 32));
+	wr(dev, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK);
+	if (!(rd(dev, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK))
+		return -1;
+	return 0;
+}
+
+void virtio_drv_ready(struct virtio_dev *dev)
+{
+	wr(dev, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+	   VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+bool virtio_drv_needs_reset(const struct virtio_dev *dev)
+{
+	return rd(dev, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_NEEDS_RESET;
+}
+
+void virtio_drv_ack_interrupt(const struct virtio_dev *dev)
+{
+	wr(dev, VIRTIO_MMIO_INTERRUPT_ACK, rd(dev, VIRTIO_MMIO_INTERRUPT_STATUS));
+}
+
+int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t num)
+{
+	void *mem;
+
+	memset(q, 0, sizeof(*q));
+	wr(dev, VIRTIO_MMIO_QUEUE_SEL, index);
+	if (rd(dev, VIRTIO_MMIO_QUEUE_READY) || rd(dev, VIRTIO_MMIO_QUEUE_NUM_MAX) < num)
+		return -1;
+	q->dev = dev;
+	q->index = index;
+	q->num = num;
+	q->event_idx = dev->features & (1ull << VIRTIO_RING_F_EVENT_IDX);
+	mem = alloc_pages(vring_size(num, 4096));
+	vring_init(&q->vr, num, mem, 4096);
+	q->chain_len = alloc_pages(num * sizeof(*q->chain_len));
+	q->token = alloc_pages(num * sizeof(*q->token));
+	q->indirect_table = alloc_pages(num * sizeof(*q->indirect_table));
+	for (uint16_t i = 0; i + 1 < num; i++)
+		q->vr.desc[i].next = i + 1;
+	q->num_free = num;
+	notify_policy_init(&q->policy, NOTIFY_ALWAYS, num, 0);
+
+	wr(dev, VIRTIO_MMIO_QUEUE_NUM, num);
+	wr(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(uint64_t)q->vr.desc);
+	wr(dev, VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)((uint64_t)q->vr.desc >> 32));
+	wr(dev, VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)(uint64_t)q->vr.avail);
+	wr(dev, VIRTIO_MMIO_QUEUE_AVAIL_HIGH, (uint32_t)((uint64_t)q->vr.avail >> 32));
+	wr(dev, VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)(uint64_t)q->vr.used);
+	wr(dev, VIRTIO_MMIO_QUEUE_USED_HIGH, (uint32_t)((uint64_t)q->vr.used >> 32));
+	wr(dev, VIRTIO_MMIO_QUEUE_READY, 1);
+	return rd(dev, VIRTIO_MMIO_QUEUE_READY) ? 0 : -1;
+}
+
+/* The indirect table's memory: a size-classed free list per table length,
+ * so each packet really allocates and frees, as the driver's kmalloc does. */
+#define ITABLE_MAX 16
+static struct vring_desc *itable_free[ITABLE_MAX + 1];
+
+static struct vring_desc *itable_alloc(unsigned n)
+{
+	struct vring_desc *t = itable_free[n];
+
+	if (t) {
+		itable_free[n] = *(struct vring_desc **)t;
+		return t;
+	}
+	return alloc_pages(n * sizeof(*t));
+}
+
+static void itable_release(struct vring_desc *t, unsigned n)
+{
+	*(struct vring_desc **)t = itable_free[n];
+	itable_free[n] = t;
+}
+
+bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, bool indirect)
+{
+	unsigned need = indirect ? 1 : n;
+	uint16_t head = q->free_head, i = head;
+
+	if (indirect && n > ITABLE_MAX)
+		indirect = false, need = n;
+	if (q->num_free < need) {
+		q->ring_full++;
+		return false;
+	}
+	if (indirect) {
+		struct vring_desc *t = itable_alloc(n);
+
+		for (unsigned k = 0; k < n; k++) {
+			t[k].addr = (uint64_t)seg[k].addr;
+			t[k].len = seg[k].len;
+			t[k].flags = (seg[k].device_writes ? VRING_DESC_F_WRITE : 0) | (k + 1 < n ? VRING_DESC_F_NEXT : 0);
+			t[k].next = k + 1;
+		}
+		q->vr.desc[head].addr = (uint64_t)t;
+		q->vr.desc[head].len = n * sizeof(*t);
+		q->vr.desc[head].flags = VRING_DESC_F_INDIRECT;
+		q->free_head = q->vr.desc[head].next;
+		q->indirect_table[head] = t;
+		q->bufs_indirect++;
+	} else {
+		uint16_t last = head;
+
+		for (unsigned k = 0; k < n; k++) {
+			q->vr.desc[i].addr = (uint64_t)seg[k].addr;
+			q->vr.desc[i].len = seg[k].len;
+			q->vr.desc[i].flags = (seg[k].device_writes ? VRING_DESC_F_WRITE : 0) |
+					      (k + 1 < n ? VRING_DESC_F_NEXT : 0);
+			last = i;
+			i = q->vr.desc[i].next;
+		}
+		q->free_head = q->vr.desc[last].next;
+		q->indirect_table[head] = 0;
+		q->bufs_direct++;
+	}
+	q->num_free -= need;
+	q->descs_used += need;
+	q->chain_len[head] = need;
+	q->token[head] = token;
+	q->vr.avail->ring[q->avail_shadow & (q->num - 1)] = head;
+	q->avail_shadow++;
+	return true;
+}
+
+void gvq_kick(struct gvq *q)
+{
+	struct kick_view v;
+
+	q->kicks++;
+	v.old_idx = q->avail_published;
+	v.new_idx = q->avail_shadow;
+	v.used_idx = *(volatile uint16_t *)&q->vr.used->idx;
+	if (notify_policy_outstanding(&q->policy, v.old_idx, v.used_idx) == 0 &&
+	    (uint16_t)(v.old_idx - v.used_idx) == q->num)
+		q->full_reads_zero++;
+	/* Descriptors and avail entries must be visible before the new index
+	 * (x86 keeps store order; the compiler must too). */
+	barrier();
+	*(volatile uint16_t *)&q->vr.avail->idx = v.new_idx;
+	q->avail_published = v.new_idx;
+	/* Publish the index before reading whether the host wants to know. */
+	mb();
+	v.host_no_notify = *(volatile uint16_t *)&q->vr.used->flags & VRING_USED_F_NO_NOTIFY;
+	v.avail_event = *(volatile uint16_t *)&vring_avail_event(&q->vr);
+	if (notify_policy_kick(&q->policy, &v)) {
+		q->notifies++;
+		mmio_write32(q->dev->base + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
+	} else {
+		q->suppressed++;
+	}
+}
+
+void gvq_notify_full(struct gvq *q)
+{
+	bool no_notify = *(volatile uint16_t *)&q->vr.used->flags & VRING_USED_F_NO_NOTIFY;
+
+	/* We notify *even if* VRING_USED_F_NO_NOTIFY is set here. */
+	q->forced++;
+	q->notifies++;
+	mmio_write32(q->dev->base + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
+	notify_policy_ring_full(&q->policy, no_notify);
+}
+
+bool gvq_has_used(const struct gvq *q)
+{
+	return *(volatile uint16_t *)&q->vr.used->idx != q->last_used;
+}
+
+void *gvq_get_used(struct gvq *q, uint32_t *len)
+{
+	struct vring_used_elem e;
+	uint16_t head, n;
+	void *token;
+
+	if (!gvq_has_used(q))
+		return 0;
+	barrier(); /* read the element after the index that covers it */
+	e = q->vr.used->ring[q->last_used & (q->num - 1)];
+	head = (uint16_t)e.id;
+	if (e.id >= q->num || !q->chain_len[head]) {
+		printf("guest: device returned bad used id %u on queue %u\n", e.id, q->index);
+		guest_exit(LKVM_STATUS_FAILED);
+	}
+	n = q->chain_len[head];
+	if (q->indirect_table[head]) {
+		itable_release(q->indirect_table[head], q->vr.desc[head].len / sizeof(struct vring_desc));
+		q->indirect_table[head] = 0;
+	}
+	/* Return the chain to the free list: walk our own links. */
+	{
+		uint16_t last = head;
+		for (uint16_t k = 1; k < n; k++)
+			last = q->vr.desc[last].next;
+		q->vr.desc[last].next = q->free_head;
+	}
+	q->free_head = head;
+	q->num_free += n;
+	q->chain_len[head] = 0;
+	token = q->token[head];
+	q->last_used++;
+	if (len)
+		*len = e.len;
+	return token;
+}
+
+void gvq_disable_interrupts(struct gvq *q)
+{
+	if (q->event_idx)
+		vring_used_event(&q->vr) = q->last_used - 1 - 0x8000; /* far behind: never crossed soon */
+	else
+		q->vr.avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+}
+
+bool gvq_enable_interrupts(struct gvq *q)
+{
+	if (q->event_idx)
+		*(volatile uint16_t *)&vring_used_event(&q->vr) = q->last_used;
+	else
+		*(volatile uint16_t *)&q->vr.avail->flags = 0;
+	/* Publish before re-checking, or an interrupt could be skipped for a
+	 * buffer used just now. */
+	mb();
+	return !gvq_has_used(q);
+}
+
+uint16_t gvq_outstanding(const struct gvq *q)
+{
+	return (uint16_t)(q->avail_published - *(volatile uint16_t *)&q->vr.used->idx);
+}

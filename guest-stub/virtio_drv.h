@@ -1,0 +1,74 @@
+/*
+ * virtio_drv.h -- the guest's virtio-mmio driver and split virtqueue.
+ *
+ * A device is found from a virtio_mmio.device= word; virtio_drv_probe() does
+ * the status dance and feature negotiation, gvq_setup() allocates and
+ * announces a queue.  The queue keeps private shadows of everything it wrote
+ * (free list, avail index, chain lengths) and distrusts what the device
+ * writes (used ids are checked against outstanding heads).
+ */
+#ifndef VIRTIO_DRV_H
+#define VIRTIO_DRV_H
+
+#include <linux/virtio_ring.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "notify_policy.h"
+
+struct virtio_dev {
+	uint64_t base;
+	unsigned irq;
+	uint32_t device_id;
+	uint64_t features;          /* negotiated */
+};
+
+struct gvq_seg {
+	const void *addr;
+	uint32_t len;
+	bool device_writes;
+};
+
+struct gvq {
+	struct virtio_dev *dev;
+	uint16_t index, num;
+	struct vring vr;
+	uint16_t free_head, num_free;
+	uint16_t avail_shadow;      /* next avail idx (published at kick) */
+	uint16_t avail_published;
+	uint16_t last_used;
+	bool event_idx;
+	struct notify_policy policy;
+	uint16_t *chain_len;        /* per head: ring descriptors it holds */
+	void **token;               /* per head: caller's cookie */
+	struct vring_desc **indirect_table; /* per head: table to free, or 0 */
+	/* counters reported to the launcher */
+	uint64_t kicks, notifies, suppressed, forced, ring_full, full_reads_zero;
+	uint64_t bufs_direct, bufs_indirect, descs_used;
+};
+
+/* Reset, acknowledge, negotiate `wanted` & offered, FEATURES_OK.  0 on success. */
+int virtio_drv_probe(struct virtio_dev *dev, uint64_t base, unsigned irq, uint32_t want_id, uint64_t wanted);
+void virtio_drv_ready(struct virtio_dev *dev);
+bool virtio_drv_needs_reset(const struct virtio_dev *dev);
+void virtio_drv_ack_interrupt(const struct virtio_dev *dev);
+
+int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t num);
+
+/* Add one buffer of `n` segments, as direct descriptors or through an
+ * indirect table.  Returns false if the ring lacks room (nothing added). */
+bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, bool indirect);
+/* Publish what was added and notify if the policy says so. */
+void gvq_kick(struct gvq *q);
+/* Notify regardless (the ring is full); tells the policy. */
+void gvq_notify_full(struct gvq *q);
+/* Next completed buffer's token, or 0. */
+void *gvq_get_used(struct gvq *q, uint32_t *len);
+bool gvq_has_used(const struct gvq *q);
+/* Interrupts for this queue: off (NO_INTERRUPT / stale used_event) or on;
+ * enabling returns false if buffers were used meanwhile (caller re-polls). */
+void gvq_disable_interrupts(struct gvq *q);
+bool gvq_enable_interrupts(struct gvq *q);
+uint16_t gvq_outstanding(const struct gvq *q);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * workload_misc.c -- the small workloads: echo (console input back out, to
+ * exercise receive buffers, interrupts and hlt) and the deliberate faults
+ * and hostile rings that the launcher's tests feed it.
+ */
+#include <linux/virtio_ring.h>
+
+#include "console_drv.h"
+#include "io.h"
+#include "lib.h"
+#include "net_drv.h"
+#include "workloads.h"
+
+int workload_echo(void)
+{
+	char buf[256];
+
+	printf("echo: type lines, 'quit' ends\n");
+	for (;;) {
+		size_t n = console_read(buf, sizeof(buf) - 1);
+
+		buf[n] = 0;
+		if (n >= 4 && !memcmp(buf, "quit", 4)) {
+			printf("echo: bye\n");
+			return LKVM_STATUS_OK;
+		}
+		printf("echo: %s", buf);
+	}
+}
+
+extern char idt[];
+
+/* Put one crafted chain at head 0 of the TX ring, publish, notify, and wait
+ * for the device to say DEVICE_NEEDS_RESET.  A correct host refuses every
+ * one of these with a clear error and keeps running. */
+static int hostile(const struct params *p, const char *kind, uint32_t kind_len)
+{
+	static struct net_drv n;
+	static uint8_t frame[64];
+	static struct vring_desc table[4];
+	const struct mmio_window *w = find_device(p, 1);
+	struct vring_desc *d;
+	uint16_t advance = 1;
+
+	if (!w || net_drv_init(&n, w, p) < 0)
+		return LKVM_STATUS_FAILED;
+	d = n.tx.vr.desc;
+	d[0] = (struct vring_desc){ .addr = (uint64_t)frame, .len = sizeof(frame) };
+	n.tx.vr.avail->ring[0] = 0;
+	if (word_eq(kind, kind_len, "hostile-head")) {
+		n.tx.vr.avail->ring[0] = (uint16_t)(p->ring + 5);
+	} else if (word_eq(kind, kind_len, "hostile-next")) {
+		d[0].flags = VRING_DESC_F_NEXT;
+		d[0].next = (uint16_t)(p->ring + 1);
+	} else if (word_eq(kind, kind_len, "hostile-addr")) {
+		d[0].addr = 0x7fff00000000ull;
+	} else if (word_eq(kind, kind_len, "hostile-wrap")) {
+		d[0].addr = ~0ull - 8;            /* addr + len overflows 64 bits */
+	} else if (word_eq(kind, kind_len, "hostile-loop")) {
+		d[0].flags = VRING_DESC_F_NEXT, d[0].next = 1;
+		d[1] = (struct vring_desc){ .addr = (uint64_t)frame, .len = 8, .flags = VRING_DESC_F_NEXT, .next = 0 };
+	} else if (word_eq(kind, kind_len, "hostile-avail")) {
+		advance = (uint16_t)(p->ring + 7);  /* claims more buffers than the ring holds */
+	} else if (word_eq(kind, kind_len, "hostile-indirect-nested") ||
+		   word_eq(kind, kind_len, "hostile-indirect-len") ||
+		   word_eq(kind, kind_len, "hostile-indirect-addr") ||
+		   word_eq(kind, kind_len, "hostile-indirect-loop") ||
+		   word_eq(kind, kind_len, "hostile-indirect-next")) {
+		const char *k = kind + 17;
+		uint32_t kl = kind_len - 17;
+
+		table[0] = (struct vring_desc){ .addr = (uint64_t)frame, .len = 16, .flags = VRING_DESC_F_NEXT, .next = 1 };
+		table[1] = (struct vring_desc){ .addr = (uint64_t)frame, .len = 16 };
+		d[0] = (struct vring_desc){ .addr = (uint64_t)table, .len = 2 * 16, .flags = VRING_DESC_F_INDIRECT };
+		if (word_eq(k, kl, "nested"))
+			table[1].flags = VRING_DESC_F_INDIRECT;
+		else if (word_eq(k, kl, "len"))
+			d[0].len = 24;
+		else if (word_eq(k, kl, "addr"))
+			d[0].addr = 0x7fff00000000ull;
+		else if (word_eq(k, kl, "loop"))
+			table[1].flags = VRING_DESC_F_NEXT, table[1].next = 0;
+		else
+			d[0].flags |= VRING_DESC_F_NEXT;
+	} else {
+		printf("guest: unknown fault mode\n");
+		return LKVM_STATUS_FAILED;
+	}
+	barrier();
+	*(volatile uint16_t *)&n.tx.vr.avail->idx = advance;
+	mb();
+	mmio_write32(w->base + 0x50, 1);
+	for (unsigned i = 0; i < 200000; i++)
+		if (virtio_drv_needs_reset(&n.dev)) {
+			printf("guest: the device refused the hostile ring and needs a reset\n");
+			return LKVM_STATUS_OK;
+		}
+	printf("guest: the device accepted a hostile ring\n");
+	return LKVM_STATUS_FAILED;
+}
+
+int workload_fault(const struct params *p)
+{
+	const char *f = p->fault;
+	uint32_t len = strlen(f);
+
+	if (word_eq(f, len, "exception")) {
+		printf("guest: executing an invalid instruction on purpose\n");
+		__asm__ volatile("xor %%ecx, %%ecx; ud2" ::: "rcx");
+	} else if (word_eq(f, len, "triple")) {
+		printf("guest: wiping the IDT and faulting on purpose\n");
+		memset(idt, 0, 256 * 16);
+		__asm__ volatile("xor %%ecx, %%ecx; ud2" ::: "rcx");
+	} else if (word_eq(f, len, "hang")) {
+		printf("guest: spinning forever on purpose\n");
+		for (;;)
+			cpu_relax();
+	} else if (len > 8 && !memcmp(f, "hostile-", 8)) {
+		return hostile(p, f, len);
+	}
+	printf("guest: unknown fault mode\n");
+	return LKVM_STATUS_FAILED;
+}

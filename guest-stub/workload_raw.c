@@ -1,0 +1,153 @@
+/*
+ * workload_raw.c -- transmit --bytes as Ethernet frames through virtio-net.
+ *
+ * The loop is the 2008 virtio_net start_xmit in miniature: reclaim what the
+ * host has used, write the next frame (sequence number + pattern) into a
+ * free buffer, add it as --segments descriptors (virtio-net header in its
+ * own descriptor from 2 segments on, as the 2008 driver did), kick.  When
+ * the ring is full, notify regardless and wait -- spinning on the used index
+ * (default; cheapest here) or in hlt with the TX interrupt enabled.
+ */
+#include <linux/virtio_net.h>
+
+#include "io.h"
+#include "lib.h"
+#include "lkvm_frame.h"
+#include "net_drv.h"
+#include "workloads.h"
+
+#define NET_HDR sizeof(struct virtio_net_hdr_v1)
+
+static void fill_frame(uint8_t *f, uint32_t payload, uint64_t seq, const uint8_t *mac)
+{
+	uint64_t words = payload / 8, j, w;
+	uint8_t *p = f + LKVM_FRAME_HDR;
+
+	memset(f, 0xff, 6);                 /* broadcast */
+	memcpy(f + 6, mac, 6);
+	f[12] = LKVM_ETHERTYPE >> 8;
+	f[13] = LKVM_ETHERTYPE & 0xff;
+	memcpy(f + LKVM_ETH_HLEN, &seq, 8);
+	for (j = 0; j < words; j++) {
+		w = lkvm_pattern(seq, j);
+		__builtin_memcpy(p + 8 * j, &w, 8);
+	}
+	if (payload % 8) {
+		w = lkvm_pattern(seq, words);
+		__builtin_memcpy(p + 8 * words, &w, payload % 8);
+	}
+}
+
+/* Split header+frame into `nseg` descriptors: [hdr+frame] for 1, else
+ * [hdr] then the frame in nseg-1 nearly equal parts. */
+static unsigned make_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, uint32_t frame_len)
+{
+	uint32_t off = 0, part;
+
+	if (nseg == 1) {
+		seg[0] = (struct gvq_seg){ .addr = buf, .len = NET_HDR + frame_len };
+		return 1;
+	}
+	seg[0] = (struct gvq_seg){ .addr = buf, .len = NET_HDR };
+	part = (frame_len + nseg - 2) / (nseg - 1);
+	for (unsigned k = 1; k < nseg; k++) {
+		uint32_t len = k + 1 < nseg ? part : frame_len - off;
+
+		seg[k] = (struct gvq_seg){ .addr = buf + NET_HDR + off, .len = len };
+		off += len;
+	}
+	return nseg;
+}
+
+/* Wait until the host used something: spin, or sleep with the interrupt on. */
+static void wait_for_used(struct net_drv *n, int halt)
+{
+	if (!halt) {
+		while (!gvq_has_used(&n->tx))
+			cpu_relax();
+		return;
+	}
+	while (!gvq_has_used(&n->tx)) {
+		uint64_t seen = irq_seq;
+
+		if (gvq_enable_interrupts(&n->tx)) {
+			guest_report.tx_waits_halted++;
+			halt_until_irq(seen);
+		}
+		virtio_drv_ack_interrupt(&n->dev);
+	}
+	gvq_disable_interrupts(&n->tx);
+}
+
+int workload_raw(const struct params *p)
+{
+	static struct net_drv n;
+	const struct mmio_window *w = find_device(p, 1);
+	uint32_t payload = p->frame - LKVM_FRAME_HDR;
+	uint64_t frames, seq, bytes_left = p->bytes, t0;
+	uint32_t stride = (NET_HDR + p->frame + 63) & ~63u;
+	uint8_t *pool, **free_bufs;
+	unsigned nfree = 0;
+	struct gvq *q = &n.tx;
+	uint32_t ithreshold = p->indirect_threshold ? p->indirect_threshold : indirect_default_threshold((uint16_t)p->ring);
+
+	if (!w || net_drv_init(&n, w, p) < 0)
+		return LKVM_STATUS_FAILED;
+	frames = (p->bytes + payload - 1) / payload;
+	pool = alloc_pages((uint64_t)stride * p->ring);
+	free_bufs = alloc_pages(sizeof(*free_bufs) * p->ring);
+	for (uint32_t i = 0; i < p->ring; i++)
+		free_bufs[nfree++] = pool + (uint64_t)i * stride;   /* headers stay zero: no offloads */
+
+	printf("raw: %lu bytes in %lu frames of %u bytes, ring %u, %u segment(s), policy %s\n",
+	       p->bytes, frames, p->frame, p->ring, p->segments, p->policy);
+	t0 = rdtsc();
+	for (seq = 0; seq < frames; seq++) {
+		uint32_t len = bytes_left < payload ? (uint32_t)bytes_left : payload;
+		struct gvq_seg seg[16];
+		unsigned nseg;
+		uint8_t *buf;
+		void *done;
+
+		while ((done = gvq_get_used(q, 0)))
+			free_bufs[nfree++] = done;
+		while (!nfree) {
+			wait_for_used(&n, p->wait_halt);
+			while ((done = gvq_get_used(q, 0)))
+				free_bufs[nfree++] = done;
+		}
+		buf = free_bufs[--nfree];
+		fill_frame(buf + NET_HDR, len, seq, n.mac);
+		nseg = make_segments(seg, p->segments, buf, LKVM_FRAME_HDR + len);
+		while (!gvq_add(q, seg, nseg, buf,
+				indirect_use(p->indirect, ithreshold, nseg, q->num_free))) {
+			gvq_notify_full(q);
+			wait_for_used(&n, p->wait_halt);
+			while ((done = gvq_get_used(q, 0)))
+				free_bufs[nfree++] = done;
+		}
+		gvq_kick(q);
+		bytes_left -= len;
+	}
+	/* The host's timer collects the tail; wait until it has. */
+	while (gvq_outstanding(q))
+		wait_for_used(&n, p->wait_halt);
+	while (gvq_get_used(q, 0))
+		;
+	guest_report.tsc_workload = rdtsc() - t0;
+	guest_report.tx_bytes = p->bytes;
+	guest_report.tx_frames = frames;
+	guest_report.tx_kicks = q->kicks;
+	guest_report.tx_notifies = q->notifies;
+	guest_report.tx_notifies_suppressed = q->suppressed;
+	guest_report.tx_notifies_forced = q->forced;
+	guest_report.tx_ring_full = q->ring_full;
+	guest_report.tx_full_ring_reads_zero = q->full_reads_zero;
+	guest_report.tx_threshold_final = q->policy.threshold;
+	guest_report.tx_buffers_direct = q->bufs_direct;
+	guest_report.tx_buffers_indirect = q->bufs_indirect;
+	guest_report.tx_descriptors_used = q->descs_used;
+	printf("raw: done, %lu notifies (%lu forced), final threshold %u\n",
+	       q->notifies, q->forced, q->policy.threshold);
+	return LKVM_STATUS_OK;
+}

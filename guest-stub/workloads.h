@@ -1,0 +1,20 @@
+/*
+ * workloads.h -- what the guest does once it is up.  Each returns the
+ * guest's exit status.
+ */
+#ifndef WORKLOADS_H
+#define WORKLOADS_H
+
+#include "cmdline.h"
+#include "lguest_kvm_abi.h"
+
+extern struct lkvm_guest_report guest_report;
+
+int workload_raw(const struct params *p);      /* transmit --bytes of frames */
+int workload_echo(void);                       /* console input back out */
+int workload_fault(const struct params *p);    /* deliberate faults and hostile rings */
+
+/* The net device's window from the command line, or 0. */
+const struct mmio_window *find_device(const struct params *p, uint32_t device_id);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * lguest_kvm_abi.h -- the contract between the launcher and the guest stub.
+ *
+ * Everything both sides must agree on and that no standard already fixes lives
+ * here: where the virtio-mmio devices sit, which I/O ports the guest uses to
+ * leave and to hand back its counters, and the layout of that counter report.
+ * The boot itself follows the PVH ABI (docs/boot-protocol.md): the launcher
+ * describes RAM, devices and run parameters in an hvm_start_info and a Linux
+ * style command line, so nothing about *those* needs a private header.
+ *
+ * This header is included by hosted code (launcher, devices, tests) and by the
+ * freestanding guest, so it may only use <stdint.h> (and the constants also serve entry.S).
+ */
+#ifndef LGUEST_KVM_ABI_H
+#define LGUEST_KVM_ABI_H
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+#endif
+
+/* Guest-physical layout chosen by the launcher (RAM starts at 0). */
+#define LKVM_START_INFO_GPA   0x6000  /* struct hvm_start_info + memmap */
+#define LKVM_CMDLINE_GPA      0x7000  /* NUL-terminated command line */
+#define LKVM_CMDLINE_MAX      4096u
+#define LKVM_BOOT_GDT_GPA     0x5000  /* flat 32-bit GDT for the PVH entry */
+#define LKVM_MIN_LOAD_GPA     0x100000 /* ELF segments must sit at or above 1 MiB */
+
+#define LKVM_MMIO_BASE        0xd0000000 /* first virtio-mmio window */
+#define LKVM_MMIO_SIZE        0x1000     /* one window per device */
+#define LKVM_IRQ_BASE         5u            /* device n uses IOAPIC GSI 5+n */
+#define LKVM_IRQ_VECTOR_BASE  0x20          /* ... delivered as vector 0x20+GSI */
+#define LKVM_KICK_VECTOR      0x3f          /* the launcher's "come out" MSI */
+
+/*
+ * I/O ports.  The exit port has the number and value encoding of QEMU's
+ * isa-debug-exit device (iobase 0x501): the guest writes a status byte V.
+ * QEMU would leave with (V << 1) | 1; this launcher leaves with V itself so
+ * that a guest status of 0 means success on the shell too.
+ */
+#define LKVM_PORT_EXIT        0x501
+#define LKVM_PORT_REPORT      0x510  /* 32-bit out: GPA of struct lkvm_guest_report */
+#define LKVM_PORT_CRASH       0x511  /* 8-bit out from the exception path: vector */
+
+/* Guest statuses the stub uses (the launcher passes any value through). */
+#define LKVM_STATUS_OK        0
+#define LKVM_STATUS_FAILED    33     /* the stub found a problem and said why */
+
+/*
+ * The guest's own counters, written once at the end of a workload.  The
+ * launcher reads it through the bounds-checked guest-memory helper and merges
+ * it into the stats, so nothing is parsed out of console text.
+ */
+#ifndef __ASSEMBLER__
+#define LKVM_REPORT_MAGIC     0x4c4b564d52455054ull /* "LKVMREPT" */
+#define LKVM_REPORT_VERSION   1u
+
+struct lkvm_guest_report {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t size;                 /* sizeof(struct lkvm_guest_report) */
+	uint64_t tx_bytes;             /* payload bytes handed to the device */
+	uint64_t tx_frames;
+	uint64_t tx_kicks;             /* calls to the kick path */
+	uint64_t tx_notifies;          /* kicks that wrote QueueNotify */
+	uint64_t tx_notifies_suppressed; /* kicks that the policy kept quiet */
+	uint64_t tx_notifies_forced;   /* notifies on a full ring */
+	uint64_t tx_ring_full;         /* adds that found no room */
+	uint64_t tx_full_ring_reads_zero; /* kicks where the seed's modulo read a full ring as 0 */
+	uint64_t tx_threshold_final;
+	uint64_t tx_waits_halted;      /* full-ring waits that used hlt */
+	uint64_t tx_buffers_indirect;
+	uint64_t tx_buffers_direct;
+	uint64_t tx_descriptors_used;
+	uint64_t irq_count;            /* device interrupts the guest took */
+	uint64_t tsc_workload;         /* guest TSC ticks spent in the workload */
+};
+#endif /* __ASSEMBLER__ */
+
+#endif

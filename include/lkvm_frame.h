@@ -1,0 +1,29 @@
+/*
+ * lkvm_frame.h -- the raw workload's frame format, shared by the guest that
+ * writes frames and the sink backend that checks them.
+ *
+ *   Ethernet header (14 bytes, ethertype 0x88b5 "local experimental")
+ *   sequence number (8 bytes, little endian, 0, 1, 2, ...)
+ *   payload: 64-bit words pattern(seq, j), the last one possibly cut short
+ *
+ * The pattern depends on the sequence number, so a buffer the host reads
+ * before the guest rewrote it (a ring bug) fails the check, not just a
+ * skipped or repeated frame.
+ */
+#ifndef LKVM_FRAME_H
+#define LKVM_FRAME_H
+
+#include <stdint.h>
+
+#define LKVM_ETH_HLEN      14u
+#define LKVM_ETHERTYPE     0x88b5u
+#define LKVM_FRAME_HDR     (LKVM_ETH_HLEN + 8u)   /* Ethernet + sequence */
+#define LKVM_FRAME_MIN     (LKVM_FRAME_HDR + 8u)
+#define LKVM_FRAME_MAX     65535u
+
+static inline uint64_t lkvm_pattern(uint64_t seq, uint64_t word)
+{
+	return (seq * 0x9e3779b97f4a7c15ull) ^ (word * 0xd1b54a32d192ed03ull) ^ 0x5bd1e995ull;
+}
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * main.c -- lguest-kvm: an lguest-style launcher on KVM for measuring when a
+ * guest and its host notify each other across a virtio ring.
+ *
+ *   lguest-kvm run   [options] [GUEST.elf]   boot a guest, run it, print stats
+ *   lguest-kvm table [options]               reproduce the 2008 table
+ *
+ * This file only picks the command; run.c tells the story of one guest,
+ * table.c runs many and tabulates them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "diag.h"
+#include "options.h"
+#include "run.h"
+#include "table.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: lguest-kvm run   [options] [GUEST.elf]   boot the guest stub, run its workload, print stats\n"
+"       lguest-kvm table [options]               reproduce the 2008 notification table\n"
+"       lguest-kvm --help | --version\n"
+"\n"
+"'lguest-kvm COMMAND --help' lists a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct run_options o;
+	int rc;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("lguest-kvm %s\n", LKVM_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run")) {
+		run_options_defaults(&o);
+		rc = run_options_parse(&o, argc - 1, argv + 1);
+		if (rc)
+			return rc < 0 ? 0 : rc;
+		return lkvm_run(&o);
+	}
+	if (!strcmp(argv[1], "table"))
+		return table_main(argc - 1, argv + 1);
+	fprintf(stderr, "lguest-kvm: unknown command '%s' -- use 'run' or 'table' (see --help)\n", argv[1]);
+	return EXIT_USAGE;
+}

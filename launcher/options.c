@@ -1,0 +1,261 @@
+/*
+ * options.c -- parse and check `lguest-kvm run` options.
+ *
+ * Every value the guest will see is checked here first, so a typo is a
+ * usage error (exit 2) with one line naming the option, not a guest that
+ * boots and then fails.  The notification policy is checked with the very
+ * parser the guest uses (notify_policy_parse).
+ */
+#include "options.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "lkvm_frame.h"
+#include "notify_policy.h"
+#include "virtqueue.h"
+
+void run_options_defaults(struct run_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mem = 256ull << 20;
+	o->workload = "raw";
+	o->policy = "dynamic";
+	o->bytes = 1ull << 30;
+	o->frame = 1514;
+	o->ring = 128;
+	o->segments = 2;
+	o->wait = "spin";
+	o->indirect = "never";
+	o->fault = "none";
+	o->net = (struct net_config){
+		.model = NET_MODEL_THREADED,
+		.host_timer = HOST_TIMER_REARM,
+		.timeout_us = 500,
+		.adaptive_timeout = true,
+		.mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
+	};
+}
+
+bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!*s || *s == '-')
+		return false;
+	v = strtoull(s, &end, 0);
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	}
+	if (*end || end == s || (shift && v > (~0ull >> shift)))
+		return false;
+	*out = v << shift;
+	return true;
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!parse_size(s, &v) || v < lo || v > hi)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "lguest-kvm run: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " -- see 'lguest-kvm run --help'\n");
+	return EXIT_USAGE;
+}
+
+void run_usage(FILE *f)
+{
+	fprintf(f,
+"usage: lguest-kvm run [options] [GUEST.elf]\n"
+"\n"
+"Boot the guest (default: the built-in guest stub) on KVM, run its workload and\n"
+"print the stats block on exit.\n"
+"\n"
+"Guest and workload:\n"
+"  --mem SIZE           guest RAM (default 256M)\n"
+"  --workload W         raw (transmit --bytes, default) | echo (console) | boot (banner only)\n"
+"  --bytes SIZE         bytes to transmit (default 1G; K/M/G suffixes)\n"
+"  --frame N            Ethernet frame size, %u..%u (default 1514)\n"
+"  --ring N             TX ring size, power of two up to %u (default 128)\n"
+"  --segments N         descriptors per frame, 1..16 (default 2: header, frame)\n"
+"  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (default dynamic)\n"
+"  --wait W             spin | halt: how the guest waits on a full ring (default spin)\n"
+"  --indirect I         never | always | threshold[:N] (default never)\n"
+"  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
+"                       loop,avail} | hostile-indirect-{nested,len,addr,loop,next}\n"
+"Host side:\n"
+"  --model M            threaded (ioeventfd + device thread, default) | lguest (exits)\n"
+"  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
+"                       starting at 500 us (default adaptive)\n"
+"  --host-timer T       rearm (stay suppressed while busy, default) | oneshot (2.6.27)\n"
+"Output:\n"
+"  --stats-json FILE    also write the stats as one JSON object\n"
+"  --quiet              do not copy the guest's console to stdout\n"
+"  --max-seconds N      stop the guest after N seconds (exit 124)\n"
+"  -h, --help           this text\n"
+"  -V, --version        print the version\n"
+"\n"
+"Exit status: the guest's own status; 1 host error; 2 usage; 124 --max-seconds;\n"
+"125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n",
+		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE);
+}
+
+static bool valid_indirect(const char *s)
+{
+	uint32_t n;
+
+	if (!strcmp(s, "never") || !strcmp(s, "always") || !strcmp(s, "threshold"))
+		return true;
+	return !strncmp(s, "threshold:", 10) && parse_u32(s + 10, 1, VQ_MAX_SIZE, &n);
+}
+
+static bool valid_fault(const char *s)
+{
+	static const char *const ok[] = {
+		"none", "exception", "triple", "hang", "hostile-head", "hostile-next", "hostile-addr",
+		"hostile-wrap", "hostile-loop", "hostile-avail", "hostile-indirect-nested",
+		"hostile-indirect-len", "hostile-indirect-addr", "hostile-indirect-loop",
+		"hostile-indirect-next",
+	};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(s, ok[i]))
+			return true;
+	return false;
+}
+
+int run_options_parse(struct run_options *o, int argc, char **argv)
+{
+	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
+	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS };
+	static const struct option longopts[] = {
+		{ "mem", required_argument, 0, O_MEM },
+		{ "workload", required_argument, 0, O_WORKLOAD },
+		{ "bytes", required_argument, 0, O_BYTES },
+		{ "frame", required_argument, 0, O_FRAME },
+		{ "ring", required_argument, 0, O_RING },
+		{ "segments", required_argument, 0, O_SEGMENTS },
+		{ "policy", required_argument, 0, O_POLICY },
+		{ "wait", required_argument, 0, O_WAIT },
+		{ "indirect", required_argument, 0, O_INDIRECT },
+		{ "fault", required_argument, 0, O_FAULT },
+		{ "model", required_argument, 0, O_MODEL },
+		{ "timeout-us", required_argument, 0, O_TIMEOUT },
+		{ "host-timer", required_argument, 0, O_HOST_TIMER },
+		{ "stats-json", required_argument, 0, O_STATS_JSON },
+		{ "quiet", no_argument, 0, O_QUIET },
+		{ "max-seconds", required_argument, 0, O_MAX_SECONDS },
+		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
+		{ 0, 0, 0, 0 },
+	};
+	struct notify_policy pol;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_MEM:
+			if (!parse_size(optarg, &o->mem) || o->mem < (16ull << 20) || o->mem > (3ull << 30))
+				return usage_error("--mem '%s': give a size from 16M to 3G", optarg);
+			o->mem &= ~0xfffull;
+			break;
+		case O_WORKLOAD:
+			if (strcmp(optarg, "raw") && strcmp(optarg, "echo") && strcmp(optarg, "boot"))
+				return usage_error("--workload '%s': expected raw, echo or boot", optarg);
+			o->workload = optarg;
+			break;
+		case O_BYTES:
+			if (!parse_size(optarg, &o->bytes) || o->bytes == 0)
+				return usage_error("--bytes '%s': give a positive size such as 64M or 1G", optarg);
+			break;
+		case O_FRAME:
+			if (!parse_u32(optarg, LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, &o->frame))
+				return usage_error("--frame '%s': out of range", optarg);
+			break;
+		case O_RING:
+			if (!parse_u32(optarg, 2, VQ_MAX_SIZE, &o->ring) || (o->ring & (o->ring - 1)))
+				return usage_error("--ring '%s': give a power of two from 2 to 1024", optarg);
+			break;
+		case O_SEGMENTS:
+			if (!parse_u32(optarg, 1, 16, &o->segments))
+				return usage_error("--segments '%s': give 1 to 16", optarg);
+			break;
+		case O_POLICY: o->policy = optarg; break;
+		case O_WAIT:
+			if (strcmp(optarg, "spin") && strcmp(optarg, "halt"))
+				return usage_error("--wait '%s': expected spin or halt", optarg);
+			o->wait = optarg;
+			break;
+		case O_INDIRECT:
+			if (!valid_indirect(optarg))
+				return usage_error("--indirect '%s': expected never, always, threshold or threshold:N", optarg);
+			o->indirect = optarg;
+			break;
+		case O_FAULT:
+			if (!valid_fault(optarg))
+				return usage_error("--fault '%s': unknown test mode (see --help)", optarg);
+			o->fault = optarg;
+			break;
+		case O_MODEL:
+			if (!strcmp(optarg, "threaded"))
+				o->net.model = NET_MODEL_THREADED;
+			else if (!strcmp(optarg, "lguest"))
+				o->net.model = NET_MODEL_LGUEST;
+			else
+				return usage_error("--model '%s': expected threaded or lguest", optarg);
+			break;
+		case O_TIMEOUT:
+			if (!strcmp(optarg, "adaptive")) {
+				o->net.adaptive_timeout = true;
+				o->net.timeout_us = 500;
+			} else if (parse_u32(optarg, 1, 10000000, &o->net.timeout_us)) {
+				o->net.adaptive_timeout = false;
+			} else {
+				return usage_error("--timeout-us '%s': give 1..10000000 or 'adaptive'", optarg);
+			}
+			break;
+		case O_HOST_TIMER:
+			if (!strcmp(optarg, "rearm"))
+				o->net.host_timer = HOST_TIMER_REARM;
+			else if (!strcmp(optarg, "oneshot"))
+				o->net.host_timer = HOST_TIMER_ONESHOT;
+			else
+				return usage_error("--host-timer '%s': expected rearm or oneshot", optarg);
+			break;
+		case O_STATS_JSON: o->stats_json = optarg; break;
+		case O_QUIET: o->quiet = true; break;
+		case O_MAX_SECONDS:
+			if (!parse_u32(optarg, 1, 86400, &o->max_seconds))
+				return usage_error("--max-seconds '%s': give 1..86400", optarg);
+			break;
+		case 'h': run_usage(stdout); return -1;
+		case 'V': printf("lguest-kvm %s\n", LKVM_VERSION); return -1;
+		default:
+			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!notify_policy_parse(&pol, o->policy, strlen(o->policy), (uint16_t)o->ring))
+		return usage_error("--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact or event-idx",
+				   o->policy);
+	if (optind < argc - 1)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	if (optind == argc - 1)
+		o->guest = argv[optind];
+	return 0;
+}

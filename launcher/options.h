@@ -1,0 +1,38 @@
+/*
+ * options.h -- what `lguest-kvm run` was asked to do, after parsing.
+ * The table command builds the same options for each of its rows.
+ */
+#ifndef OPTIONS_H
+#define OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net.h"
+
+struct run_options {
+	const char *guest;          /* NULL: the built-in guest stub */
+	uint64_t mem;
+	const char *workload;       /* raw | echo | boot */
+	const char *policy;         /* always | static:N | dynamic | dynamic-exact | event-idx */
+	uint64_t bytes;
+	uint32_t frame, ring, segments;
+	const char *wait;           /* spin | halt */
+	const char *indirect;       /* never | always | threshold[:N] */
+	const char *fault;          /* none | exception | triple | hang | hostile-... */
+	struct net_config net;
+	const char *stats_json;
+	unsigned max_seconds;       /* 0: no limit */
+	bool quiet;                 /* no guest console on stdout */
+};
+
+void run_options_defaults(struct run_options *o);
+/* Parse `run` arguments (argv[0] = "run").  Returns 0, or EXIT_USAGE after
+ * printing one line, or -1 for --help/--version (already printed). */
+int run_options_parse(struct run_options *o, int argc, char **argv);
+/* "SIZE[K|M|G]" -> bytes; false on junk or overflow. */
+bool parse_size(const char *s, uint64_t *out);
+void run_usage(FILE *f);
+
+#endif

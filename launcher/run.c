@@ -1,0 +1,587 @@
+/*
+ * run.c -- one guest from start to stats, in the order lguest's launcher
+ * told its story:
+ *
+ *   1. Build the guest: VM + RAM, the ELF image, the PVH start info and a
+ *      command line that names the devices and the run's parameters.
+ *   2. Wire the devices: console (MMIO exits) and net (ioeventfd + device
+ *      thread, or MMIO exits + a waker thread in the lguest model).
+ *   3. Drop every capability: nothing after this point is privileged.
+ *   4. Run the vCPU until the guest leaves, crashes, breaks a ring, or a
+ *      signal or --max-seconds stops it.
+ *   5. Whatever the way out, print the stats block (and the JSON copy).
+ */
+#include "run.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "console.h"
+#include "diag.h"
+#include "elf_loader.h"
+#include "lguest_kvm_abi.h"
+#include "net.h"
+#include "pvh_boot.h"
+#include "stats.h"
+#include "vm.h"
+
+#define MAX_EXIT_REASON 64
+
+enum run_end { END_NONE, END_GUEST_EXIT, END_CRASH, END_SIGNAL, END_TIME_LIMIT, END_HOST_ERROR };
+
+struct run_state {
+	const struct run_options *o;
+	struct vm vm;
+	struct console con;
+	struct net net;
+	uint64_t exits[MAX_EXIT_REASON];
+	uint64_t exits_interrupted, io_unknown, mmio_unknown;
+	enum run_end end;
+	int guest_status, signal;
+	char why[300];
+	struct lkvm_guest_report report;
+	int have_report;
+	double t_start, t_end;
+	char cap_eff[32];
+};
+
+static int stop_signal;     /* written by the signal thread, read by the vCPU */
+static pthread_t vcpu_thread;
+
+static void on_kick_signal(int sig) { (void)sig; }
+
+/* SIGINT, SIGTERM and SIGALRM (--max-seconds) are taken here, never by a
+ * handler: the vCPU may be spinning in the guest, and only a kick gets it
+ * out (vm_kick_vcpu). */
+static void *signal_thread(void *arg)
+{
+	struct run_state *rs = arg;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGALRM);
+	for (;;) {
+		if (sigwait(&set, &sig))
+			continue;
+		__atomic_store_n(&stop_signal, sig, __ATOMIC_SEQ_CST);
+		vm_kick_vcpu(&rs->vm, vcpu_thread);
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- 1. the guest ---- */
+
+static const char *default_guest(char *buf, size_t size)
+{
+	const char *env = getenv("LGUEST_KVM_GUEST");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return "lguest-stub.elf";
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	*slash = 0;
+	/* Build tree: <build>/lguest-kvm and <build>/guest-stub/lguest-stub.elf;
+	 * installed: <prefix>/bin and <prefix>/lib/lguest-kvm. */
+	snprintf(buf, size, "%s/guest-stub/lguest-stub.elf", exe);
+	if (access(buf, R_OK) == 0)
+		return buf;
+	snprintf(buf, size, "%s/../lib/lguest-kvm/lguest-stub.elf", exe);
+	return buf;
+}
+
+static int build_cmdline(const struct run_options *o, char *buf, size_t size)
+{
+	int n = snprintf(buf, size,
+		"console=hvc0 virtio_mmio.device=4K@0x%x:%u virtio_mmio.device=4K@0x%x:%u "
+		"lkvm.workload=%s lkvm.policy=%s lkvm.bytes=%llu lkvm.frame=%u lkvm.ring=%u "
+		"lkvm.segments=%u lkvm.wait=%s lkvm.indirect=%s lkvm.fault=%s",
+		LKVM_MMIO_BASE, LKVM_IRQ_BASE, LKVM_MMIO_BASE + LKVM_MMIO_SIZE, LKVM_IRQ_BASE + 1,
+		o->workload, o->policy, (unsigned long long)o->bytes, o->frame, o->ring,
+		o->segments, o->wait, o->indirect, o->fault);
+
+	return n < (int)size ? 0 : diag_fail("guest command line too long");
+}
+
+static int build_guest(struct run_state *rs)
+{
+	char path_buf[PATH_MAX + 64], cmdline[1024];
+	const char *path = rs->o->guest ? rs->o->guest : default_guest(path_buf, sizeof(path_buf));
+	uint8_t *image;
+	size_t size;
+	uint32_t entry;
+	int rc;
+
+	if (elf_read_file(path, &image, &size) < 0)
+		return -1;
+	if (vm_create(&rs->vm, rs->o->mem) < 0) {
+		free(image);
+		return -1;
+	}
+	rc = elf_load_pvh(path, image, size, &rs->vm.mem, &entry);
+	free(image);
+	if (rc < 0 || build_cmdline(rs->o, cmdline, sizeof(cmdline)) < 0 ||
+	    pvh_write_start_info(&rs->vm.mem, cmdline) < 0)
+		return -1;
+	return vm_create_vcpu_pvh(&rs->vm, entry, LKVM_START_INFO_GPA);
+}
+
+/* ---- 3. privileges ---- */
+
+static int drop_privileges(struct run_state *rs)
+{
+	FILE *f;
+	char line[256];
+
+	/* Everything privileged is open: /dev/kvm, the VM, the vCPU.  Drop all
+	 * capabilities (and the bounding set where we may) before any thread
+	 * starts, since capabilities are per thread. */
+	capng_clear(CAPNG_SELECT_BOTH);
+	if (capng_apply(CAPNG_SELECT_BOTH) < 0) {
+		capng_clear(CAPNG_SELECT_CAPS);
+		if (capng_apply(CAPNG_SELECT_CAPS) < 0)
+			return diag_fail("dropping capabilities with libcap-ng failed");
+	}
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	snprintf(rs->cap_eff, sizeof(rs->cap_eff), "unknown");
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %31s", rs->cap_eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+/* ---- 4. the vCPU ---- */
+
+static const char *exception_name(unsigned v)
+{
+	static const char *const names[] = {
+		"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
+		"#BR bound range", "#UD invalid opcode", "#NM no FPU", "#DF double fault", "coprocessor",
+		"#TS invalid TSS", "#NP segment not present", "#SS stack fault", "#GP general protection",
+		"#PF page fault", "reserved", "#MF x87 error", "#AC alignment check", "#MC machine check",
+		"#XM SIMD error",
+	};
+
+	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "exception";
+}
+
+static void guest_crashed_exception(struct run_state *rs, unsigned vector)
+{
+	struct kvm_regs regs;
+	uint64_t *frame = NULL;
+
+	if (ioctl(rs->vm.vcpu_fd, KVM_GET_REGS, &regs) == 0)
+		frame = gmem_ptr(&rs->vm.mem, regs.rsp, 7 * 8);
+	rs->end = END_CRASH;
+	if (frame)
+		snprintf(rs->why, sizeof(rs->why),
+			 "guest crashed: exception %u (%s) at rip 0x%llx, cs 0x%llx, error code 0x%llx",
+			 vector, exception_name(vector), (unsigned long long)frame[2],
+			 (unsigned long long)frame[3], (unsigned long long)frame[1]);
+	else
+		snprintf(rs->why, sizeof(rs->why), "guest crashed: exception %u (%s), stack unreadable",
+			 vector, exception_name(vector));
+}
+
+static void guest_crashed(struct run_state *rs, const char *what)
+{
+	struct kvm_regs regs;
+
+	memset(&regs, 0, sizeof(regs));
+	ioctl(rs->vm.vcpu_fd, KVM_GET_REGS, &regs);
+	rs->end = END_CRASH;
+	snprintf(rs->why, sizeof(rs->why), "guest crashed: %s at rip 0x%llx", what, (unsigned long long)regs.rip);
+}
+
+static void handle_io(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	uint32_t gpa;
+
+	if (run->io.direction == KVM_EXIT_IO_IN) {
+		memset(data, 0xff, (size_t)run->io.size * run->io.count);
+		rs->io_unknown++;
+		return;
+	}
+	switch (run->io.port) {
+	case LKVM_PORT_EXIT:
+		rs->end = END_GUEST_EXIT;
+		rs->guest_status = data[0];
+		return;
+	case LKVM_PORT_CRASH:
+		guest_crashed_exception(rs, data[0]);
+		return;
+	case LKVM_PORT_REPORT:
+		if (run->io.size == 4) {
+			const struct lkvm_guest_report *r;
+
+			memcpy(&gpa, data, 4);
+			r = gmem_ptr(&rs->vm.mem, gpa, sizeof(*r));
+			if (r && r->magic == LKVM_REPORT_MAGIC && r->version == LKVM_REPORT_VERSION &&
+			    r->size == sizeof(*r)) {
+				memcpy(&rs->report, r, sizeof(*r));
+				rs->have_report = 1;
+				return;
+			}
+		}
+		fprintf(stderr, "lguest-kvm: ignoring a malformed guest report\n");
+		return;
+	default:
+		rs->io_unknown++;
+	}
+}
+
+static void handle_mmio(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+	uint64_t addr = run->mmio.phys_addr;
+	uint32_t len = run->mmio.len > 8 ? 8 : run->mmio.len;
+	struct virtio_mmio_dev *devs[] = { &rs->con.mmio, &rs->net.mmio };
+
+	for (unsigned i = 0; i < 2; i++)
+		if (addr >= devs[i]->base && addr + len <= devs[i]->base + LKVM_MMIO_SIZE) {
+			virtio_mmio_access(devs[i], addr - devs[i]->base, run->mmio.data, len, run->mmio.is_write);
+			return;
+		}
+	/* Nothing lives here: reads return zeros, writes vanish. */
+	if (!run->mmio.is_write)
+		memset(run->mmio.data, 0, sizeof(run->mmio.data));
+	rs->mmio_unknown++;
+}
+
+static int set_vcpu_signal_mask(struct run_state *rs)
+{
+	struct {
+		struct kvm_signal_mask hdr;
+		uint8_t set[8];
+	} m;
+	sigset_t inside;
+
+	/* Outside KVM_RUN the kick signal stays blocked (pending); inside it,
+	 * it is deliverable and makes KVM_RUN return EINTR.  Nothing is lost. */
+	pthread_sigmask(SIG_SETMASK, NULL, &inside);
+	sigdelset(&inside, SIGUSR1);
+	m.hdr.len = 8;
+	memcpy(m.set, &inside, 8);
+	if (ioctl(rs->vm.vcpu_fd, KVM_SET_SIGNAL_MASK, &m) < 0)
+		return diag_fail("KVM_SET_SIGNAL_MASK: %s", strerror(errno));
+	return 0;
+}
+
+/* A kick leaves SIGUSR1 pending (blocked outside KVM_RUN); eat it, or every
+ * following KVM_RUN would return EINTR at once. */
+static void eat_kick_signals(void)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigtimedwait(&set, NULL, &zero) == SIGUSR1)
+		;
+}
+
+static void run_vcpu(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+	bool lguest = rs->o->net.model == NET_MODEL_LGUEST;
+
+	while (rs->end == END_NONE) {
+		int sig = __atomic_load_n(&stop_signal, __ATOMIC_SEQ_CST);
+
+		if (sig) {
+			rs->signal = sig;
+			rs->end = sig == SIGALRM ? END_TIME_LIMIT : END_SIGNAL;
+			break;
+		}
+		if (ioctl(rs->vm.vcpu_fd, KVM_RUN, 0) < 0) {
+			if (errno != EINTR && errno != EAGAIN) {
+				rs->end = END_HOST_ERROR;
+				snprintf(rs->why, sizeof(rs->why), "KVM_RUN: %s", strerror(errno));
+				break;
+			}
+			rs->exits_interrupted++;
+			eat_kick_signals();
+			if (lguest)
+				net_vcpu_poll(&rs->net);
+			continue;
+		}
+		if (run->exit_reason < MAX_EXIT_REASON)
+			rs->exits[run->exit_reason]++;
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO:
+			handle_io(rs);
+			break;
+		case KVM_EXIT_MMIO:
+			handle_mmio(rs);
+			break;
+		case KVM_EXIT_SHUTDOWN:
+			guest_crashed(rs, "triple fault (KVM_EXIT_SHUTDOWN)");
+			break;
+		case KVM_EXIT_INTERNAL_ERROR: {
+			char what[64];
+
+			snprintf(what, sizeof(what), "KVM internal error, suberror %u", run->internal.suberror);
+			guest_crashed(rs, what);
+			break;
+		}
+		case KVM_EXIT_FAIL_ENTRY:
+			guest_crashed(rs, "VM entry failed");
+			break;
+		case KVM_EXIT_HLT:
+			guest_crashed(rs, "halted for good (hlt with no interrupt source)");
+			break;
+		default: {
+			char what[64];
+
+			snprintf(what, sizeof(what), "unexpected exit reason %u", run->exit_reason);
+			guest_crashed(rs, what);
+		}
+		}
+		if (lguest)
+			net_vcpu_poll(&rs->net);
+	}
+}
+
+/* ---- 5. stats ---- */
+
+static const char *exit_reason_name(unsigned r)
+{
+	switch (r) {
+	case KVM_EXIT_IO: return "io";
+	case KVM_EXIT_MMIO: return "mmio";
+	case KVM_EXIT_HLT: return "hlt";
+	case KVM_EXIT_SHUTDOWN: return "shutdown";
+	case KVM_EXIT_INTERNAL_ERROR: return "internal_error";
+	case KVM_EXIT_FAIL_ENTRY: return "fail_entry";
+	case KVM_EXIT_UNKNOWN: return "unknown";
+	default: return NULL;
+	}
+}
+
+static const char *end_name(enum run_end e)
+{
+	switch (e) {
+	case END_GUEST_EXIT: return "guest-exit";
+	case END_CRASH: return "guest-crash";
+	case END_SIGNAL: return "signal";
+	case END_TIME_LIMIT: return "time-limit";
+	case END_HOST_ERROR: return "host-error";
+	default: return "setup";
+	}
+}
+
+static void collect_stats(struct run_state *rs, struct stats *st)
+{
+	const struct net_tx_stats *tx = &rs->net.st;
+	const struct net_sink *sink = &rs->net.sink;
+	double xfer = tx->t_last > tx->t_first ? tx->t_last - tx->t_first : 0;
+	static char names[MAX_EXIT_REASON][40];
+	const struct lkvm_guest_report *g = &rs->report;
+
+	stats_u64(st, "tx_queue_notifies", tx->notifies);
+	stats_u64(st, "tx_timer_timeouts", tx->timeouts);
+	stats_str(st, "run_end", end_name(rs->end));
+	stats_u64(st, "guest_exit_status", rs->end == END_GUEST_EXIT ? (uint64_t)rs->guest_status : 0);
+	stats_f64(st, "run_seconds", rs->t_end - rs->t_start);
+	stats_f64(st, "boot_to_banner_seconds", rs->con.t_first_output ? rs->con.t_first_output - rs->t_start : 0);
+	stats_str(st, "net_model", rs->o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded");
+	stats_str(st, "guest_policy", rs->o->policy);
+	stats_u64(st, "ring_size", rs->o->ring);
+	stats_u64(st, "frame_bytes", rs->o->frame);
+	stats_f64(st, "tx_transfer_seconds", xfer);
+	stats_u64(st, "tx_payload_bytes", sink->payload_bytes);
+	stats_u64(st, "tx_frames", sink->frames);
+	stats_f64(st, "tx_gbit_per_second", xfer > 0 ? sink->payload_bytes * 8.0 / xfer / 1e9 : 0);
+	stats_u64(st, "tx_frames_bad", sink->bad_frames);
+	stats_str(st, "tx_verify", sink->bad_frames ? sink->first_error : "ok");
+	stats_u64(st, "tx_notify_wakeups", tx->notify_wakeups);
+	stats_u64(st, "tx_notify_empty", tx->notifies_empty);
+	stats_u64(st, "tx_timer_drains_work", tx->timer_drains_work);
+	stats_u64(st, "tx_timer_drains_empty", tx->timer_drains_empty);
+	stats_u64(st, "tx_recheck_hits", tx->recheck_hits);
+	stats_u64(st, "tx_buffers_by_notify", tx->buffers_by_notify);
+	stats_u64(st, "tx_buffers_by_timer", tx->buffers_by_timer);
+	stats_u64(st, "tx_buffers_indirect", tx->buffers_indirect);
+	stats_u64(st, "tx_descriptors", tx->descriptors);
+	stats_u64(st, "tx_interrupts", tx->interrupts);
+	stats_u64(st, "rx_queue_notifies", tx->rx_notifies);
+	stats_str(st, "host_timer", rs->o->net.host_timer == HOST_TIMER_ONESHOT ? "oneshot" : "rearm");
+	stats_str(st, "host_timeout_mode", rs->o->net.adaptive_timeout ? "adaptive" : "fixed");
+	stats_u64(st, "host_timeout_us_final", rs->net.timeout_us);
+	stats_u64(st, "interrupts_injected", rs->con.mmio.interrupts + rs->net.mmio.interrupts);
+	stats_u64(st, "console_bytes_out", rs->con.bytes_out);
+	stats_u64(st, "console_bytes_in", rs->con.bytes_in);
+	for (unsigned r = 0; r < MAX_EXIT_REASON; r++) {
+		const char *name = exit_reason_name(r);
+
+		if (!rs->exits[r] && !(name && (r == KVM_EXIT_IO || r == KVM_EXIT_MMIO)))
+			continue;
+		if (name)
+			snprintf(names[r], sizeof(names[r]), "vm_exits_%s", name);
+		else
+			snprintf(names[r], sizeof(names[r]), "vm_exits_reason_%u", r);
+		stats_u64(st, names[r], rs->exits[r]);
+	}
+	stats_u64(st, "vm_exits_interrupted", rs->exits_interrupted);
+	stats_u64(st, "io_unknown_port", rs->io_unknown);
+	stats_u64(st, "mmio_unknown_address", rs->mmio_unknown);
+	stats_u64(st, "device_errors", rs->con.mmio.needs_reset + rs->net.mmio.needs_reset);
+	stats_str(st, "launcher_cap_effective", rs->cap_eff);
+	stats_u64(st, "guest_report", rs->have_report);
+	if (rs->have_report) {
+		stats_u64(st, "guest_tx_bytes", g->tx_bytes);
+		stats_u64(st, "guest_tx_frames", g->tx_frames);
+		stats_u64(st, "guest_tx_kicks", g->tx_kicks);
+		stats_u64(st, "guest_tx_notifies", g->tx_notifies);
+		stats_u64(st, "guest_tx_notifies_suppressed", g->tx_notifies_suppressed);
+		stats_u64(st, "guest_tx_notifies_forced", g->tx_notifies_forced);
+		stats_u64(st, "guest_tx_ring_full", g->tx_ring_full);
+		stats_u64(st, "guest_tx_full_ring_reads_zero", g->tx_full_ring_reads_zero);
+		stats_u64(st, "guest_tx_threshold_final", g->tx_threshold_final);
+		stats_u64(st, "guest_tx_waits_halted", g->tx_waits_halted);
+		stats_u64(st, "guest_tx_buffers_direct", g->tx_buffers_direct);
+		stats_u64(st, "guest_tx_buffers_indirect", g->tx_buffers_indirect);
+		stats_u64(st, "guest_tx_descriptors_used", g->tx_descriptors_used);
+		stats_u64(st, "guest_irqs", g->irq_count);
+		stats_u64(st, "guest_workload_tsc", g->tsc_workload);
+	}
+	if (rs->why[0])
+		stats_str(st, "run_error", rs->why);
+}
+
+/* The exit code, after naming the reason on stderr if it is not success. */
+static int finish(struct run_state *rs)
+{
+	const struct virtio_mmio_dev *broken = rs->net.mmio.needs_reset ? &rs->net.mmio
+					     : rs->con.mmio.needs_reset ? &rs->con.mmio : NULL;
+	bool raw = !strcmp(rs->o->workload, "raw") && !strcmp(rs->o->fault, "none");
+
+	switch (rs->end) {
+	case END_SIGNAL:
+		fprintf(stderr, "lguest-kvm: stopped by signal %d (%s)\n", rs->signal, strsignal(rs->signal));
+		return 128 + rs->signal;
+	case END_TIME_LIMIT:
+		fprintf(stderr, "lguest-kvm: the guest did not finish within %u s (--max-seconds)\n",
+			rs->o->max_seconds);
+		return 124;
+	case END_CRASH:
+		fprintf(stderr, "lguest-kvm: %s\n", rs->why);
+		return EXIT_GUEST_CRASH;
+	case END_HOST_ERROR:
+		fprintf(stderr, "lguest-kvm: %s\n", rs->why);
+		return EXIT_ERROR;
+	default:
+		break;
+	}
+	if (broken) {
+		fprintf(stderr, "lguest-kvm: %s\n", broken->error);
+		return EXIT_DEVICE_ERROR;
+	}
+	if (raw && rs->guest_status == 0) {
+		if (rs->net.sink.bad_frames) {
+			fprintf(stderr, "lguest-kvm: net: %llu bad frame(s), first: %s\n",
+				(unsigned long long)rs->net.sink.bad_frames, rs->net.sink.first_error);
+			return EXIT_VERIFY;
+		}
+		if (!rs->have_report || rs->report.tx_frames != rs->net.sink.frames ||
+		    rs->report.tx_bytes != rs->net.sink.payload_bytes) {
+			fprintf(stderr, "lguest-kvm: net: the host verified %llu frames / %llu bytes but the guest sent %llu / %llu\n",
+				(unsigned long long)rs->net.sink.frames, (unsigned long long)rs->net.sink.payload_bytes,
+				(unsigned long long)rs->report.tx_frames, (unsigned long long)rs->report.tx_bytes);
+			return EXIT_VERIFY;
+		}
+	}
+	if (rs->guest_status)
+		fprintf(stderr, "lguest-kvm: the guest exited with status %d\n", rs->guest_status);
+	return rs->guest_status;
+}
+
+int lkvm_run(const struct run_options *o)
+{
+	static struct run_state rs;
+	struct sigaction kick = { .sa_handler = on_kick_signal };
+	struct stats st = { .n = 0 };
+	pthread_t sig_thread;
+	sigset_t block;
+	int code;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.o = o;
+	rs.t_start = now_s();
+	snprintf(rs.cap_eff, sizeof(rs.cap_eff), "not dropped");
+
+	/* Every thread blocks these; the signal thread takes the stop signals
+	 * and the vCPU takes the kick only inside KVM_RUN. */
+	vcpu_thread = pthread_self();
+	stop_signal = 0;
+	sigaction(SIGUSR1, &kick, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGALRM);
+	sigaddset(&block, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &block, NULL);
+
+	console_init(&rs.con, &rs.vm, 0, o->quiet ? -1 : STDOUT_FILENO);
+	net_init(&rs.net, &rs.vm, 1, &o->net);
+	/* Before the guest runs, a failure is one line and no stats: there is
+	 * no run to describe (a bad image, no /dev/kvm). */
+	if (build_guest(&rs) < 0 || set_vcpu_signal_mask(&rs) < 0 || drop_privileges(&rs) < 0 ||
+	    net_start(&rs.net, vcpu_thread) < 0 || console_start_input(&rs.con, STDIN_FILENO) < 0 ||
+	    pthread_create(&sig_thread, NULL, signal_thread, &rs)) {
+		diag_print();
+		net_stop(&rs.net);
+		vm_destroy(&rs.vm);
+		return EXIT_ERROR;
+	}
+	if (o->max_seconds)
+		alarm(o->max_seconds);
+	run_vcpu(&rs);
+	alarm(0);
+	pthread_cancel(sig_thread);
+	pthread_join(sig_thread, NULL);
+	net_stop(&rs.net);
+	rs.t_end = now_s();
+
+	collect_stats(&rs, &st);
+	stats_print(stderr, &st);
+	code = finish(&rs);
+	if (o->stats_json && stats_write_json(o->stats_json, &st) < 0) {
+		diag_print();
+		if (!code)
+			code = EXIT_ERROR;
+	}
+	vm_destroy(&rs.vm);
+	return code;
+}

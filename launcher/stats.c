@@ -1,0 +1,111 @@
+/*
+ * stats.c -- render the stats block.  Text and JSON come from one list so
+ * they cannot drift apart; the two lines the 2008 patch printed come first,
+ * in its own words, so the paper's numbers can be read off any run.
+ */
+#include "stats.h"
+
+#include <string.h>
+
+#include "diag.h"
+
+static struct stat_entry *add(struct stats *st, const char *key)
+{
+	static struct stat_entry overflow;
+
+	if (st->n == STATS_MAX)
+		return &overflow;   /* programming error; keep going without it */
+	st->e[st->n].key = key;
+	return &st->e[st->n++];
+}
+
+void stats_u64(struct stats *st, const char *key, uint64_t v)
+{
+	struct stat_entry *e = add(st, key);
+
+	e->type = STAT_U64;
+	e->u = v;
+}
+
+void stats_f64(struct stats *st, const char *key, double v)
+{
+	struct stat_entry *e = add(st, key);
+
+	e->type = STAT_F64;
+	e->f = v;
+}
+
+void stats_str(struct stats *st, const char *key, const char *v)
+{
+	struct stat_entry *e = add(st, key);
+
+	e->type = STAT_STR;
+	snprintf(e->s, sizeof(e->s), "%s", v);
+}
+
+static const struct stat_entry *find(const struct stats *st, const char *key)
+{
+	for (unsigned i = 0; i < st->n; i++)
+		if (!strcmp(st->e[i].key, key))
+			return &st->e[i];
+	return NULL;
+}
+
+void stats_print(FILE *f, const struct stats *st)
+{
+	const struct stat_entry *notifies = find(st, "tx_queue_notifies");
+	const struct stat_entry *timeouts = find(st, "tx_timer_timeouts");
+
+	fprintf(f, "Number of net notifies: %llu\n", notifies ? (unsigned long long)notifies->u : 0ull);
+	fprintf(f, "Number of timeouts: %llu\n", timeouts ? (unsigned long long)timeouts->u : 0ull);
+	fprintf(f, "--- lguest-kvm stats ---\n");
+	for (unsigned i = 0; i < st->n; i++) {
+		const struct stat_entry *e = &st->e[i];
+
+		switch (e->type) {
+		case STAT_U64: fprintf(f, "%-32s %llu\n", e->key, (unsigned long long)e->u); break;
+		case STAT_F64: fprintf(f, "%-32s %.6f\n", e->key, e->f); break;
+		case STAT_STR: fprintf(f, "%-32s %s\n", e->key, e->s); break;
+		}
+	}
+	fflush(f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int stats_write_json(const char *path, const struct stats *st)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return diag_fail("--stats-json %s: cannot write: %m", path);
+	fputs("{", f);
+	for (unsigned i = 0; i < st->n; i++) {
+		const struct stat_entry *e = &st->e[i];
+
+		fprintf(f, "%s\n  ", i ? "," : "");
+		json_string(f, e->key);
+		fputs(": ", f);
+		switch (e->type) {
+		case STAT_U64: fprintf(f, "%llu", (unsigned long long)e->u); break;
+		case STAT_F64: fprintf(f, "%.9g", e->f); break;
+		case STAT_STR: json_string(f, e->s); break;
+		}
+	}
+	fputs("\n}\n", f);
+	if (fclose(f) != 0)
+		return diag_fail("--stats-json %s: write failed: %m", path);
+	return 0;
+}

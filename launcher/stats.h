@@ -1,0 +1,35 @@
+/*
+ * stats.h -- the stats block: an ordered list of named values, rendered as
+ * text on stderr and, on request, as one JSON object with the same keys.
+ * Keys follow <direction>_<object>_<event> where they count something
+ * (docs/stats.md documents every one).
+ */
+#ifndef STATS_H
+#define STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define STATS_MAX 128
+
+struct stat_entry {
+	const char *key;
+	enum { STAT_U64, STAT_F64, STAT_STR } type;
+	uint64_t u;
+	double f;
+	char s[200];
+};
+
+struct stats {
+	struct stat_entry e[STATS_MAX];
+	unsigned n;
+};
+
+void stats_u64(struct stats *st, const char *key, uint64_t v);
+void stats_f64(struct stats *st, const char *key, double v);
+void stats_str(struct stats *st, const char *key, const char *v);
+/* The seed's two lines first, then "key value" lines. */
+void stats_print(FILE *f, const struct stats *st);
+int stats_write_json(const char *path, const struct stats *st);
+
+#endif

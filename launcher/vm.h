@@ -1,0 +1,42 @@
+/*
+ * vm.h -- a KVM virtual machine with one vCPU, an in-kernel irqchip and one
+ * slot of guest RAM.  Everything here is setup; the run loop is in vcpu_run.c.
+ */
+#ifndef VM_H
+#define VM_H
+
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "guest_mem.h"
+
+struct vm {
+	int kvm_fd, vm_fd, vcpu_fd;
+	struct kvm_run *run;
+	int run_size;
+	struct guest_mem mem;
+};
+
+/* Open /dev/kvm, check the API and every capability we use, create the VM,
+ * its irqchip and RAM.  -1 with diag_last() set. */
+int vm_create(struct vm *vm, uint64_t mem_size);
+/* Create the vCPU in the PVH entry state: 32-bit protected mode, paging off,
+ * flat segments, %ebx = start_info. */
+int vm_create_vcpu_pvh(struct vm *vm, uint32_t entry, uint32_t start_info);
+void vm_destroy(struct vm *vm);
+
+/* Force the vCPU thread out of KVM_RUN.  Under kvm_pvm a signal alone is not
+ * enough while the guest spins at CPL3 (it runs natively and the signal is
+ * only noticed on the next trip through KVM), so the kick also injects an
+ * interrupt on LKVM_KICK_VECTOR, which makes that trip happen. */
+void vm_kick_vcpu(struct vm *vm, pthread_t vcpu_thread);
+
+/* A write of `value` (4 bytes) to `gpa` signals `efd` without leaving the guest. */
+int vm_add_ioeventfd(struct vm *vm, uint64_t gpa, uint32_t value, int efd);
+/* Writing 1 to `efd` raises edge-triggered IOAPIC line `gsi`. */
+int vm_add_irqfd(struct vm *vm, unsigned gsi, int efd);
+/* Pulse IOAPIC line `gsi` from the vCPU thread (lguest model). */
+int vm_pulse_irq(struct vm *vm, unsigned gsi);
+
+#endif
