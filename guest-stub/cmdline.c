@@ -123,6 +123,10 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &n) || n > 1024)
 				return bad("ring", v, vlen);
 			p->ring = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.status=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > 255)
+				return bad("status", v, vlen);
+			p->boot_status = (uint32_t)n;
 		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
 				return bad("segments", v, vlen);

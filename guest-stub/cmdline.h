@@ -24,6 +24,7 @@ struct params {
 	char workload[16], policy[32], fault[32];   /* NUL-terminated copies */
 	uint64_t bytes;
 	uint32_t frame, ring, segments;
+	uint32_t boot_status;          /* the boot workload's exit status */
 	int wait_halt;
 	enum indirect_kind indirect;
 	uint32_t indirect_threshold;   /* 0: max(16, ring/8) */

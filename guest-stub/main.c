@@ -98,7 +98,7 @@ __attribute__((noreturn)) void stub_main(const struct hvm_start_info *si)
 	else if (streq(p.workload, "echo"))
 		status = workload_echo();
 	else if (streq(p.workload, "boot"))
-		status = LKVM_STATUS_OK;
+		status = (int)p.boot_status;
 	else {
 		printf("guest: unknown workload\n");
 		status = LKVM_STATUS_FAILED;

@@ -11,20 +11,29 @@
 #include "net_drv.h"
 #include "workloads.h"
 
+/* Echo console input a line at a time; a line "quit" ends the workload. */
 int workload_echo(void)
 {
-	char buf[256];
+	char buf[256], line[256];
+	size_t have = 0;
 
 	printf("echo: type lines, 'quit' ends\n");
 	for (;;) {
-		size_t n = console_read(buf, sizeof(buf) - 1);
+		size_t n = console_read(buf, sizeof(buf));
 
-		buf[n] = 0;
-		if (n >= 4 && !memcmp(buf, "quit", 4)) {
-			printf("echo: bye\n");
-			return LKVM_STATUS_OK;
+		for (size_t i = 0; i < n; i++) {
+			if (buf[i] != '\n' && have < sizeof(line) - 1) {
+				line[have++] = buf[i];
+				continue;
+			}
+			line[have] = 0;
+			if (have == 4 && !memcmp(line, "quit", 4)) {
+				printf("echo: bye\n");
+				return LKVM_STATUS_OK;
+			}
+			printf("echo: %s\n", line);
+			have = 0;
 		}
-		printf("echo: %s", buf);
 	}
 }
 

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "lguest-kvm: no command given -- use 'lguest-kvm run' or 'lguest-kvm table' (see --help)\n");
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

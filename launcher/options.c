@@ -95,6 +95,7 @@ void run_usage(FILE *f)
 "  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (default dynamic)\n"
 "  --wait W             spin | halt: how the guest waits on a full ring (default spin)\n"
 "  --indirect I         never | always | threshold[:N] (default never)\n"
+"  --boot-status N      test aid: the boot workload exits with status N\n"
 "  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
 "                       loop,avail} | hostile-indirect-{nested,len,addr,loop,next}\n"
 "Host side:\n"
@@ -141,7 +142,7 @@ static bool valid_fault(const char *s)
 int run_options_parse(struct run_options *o, int argc, char **argv)
 {
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
-	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS };
+	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS, O_BOOT_STATUS };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -159,6 +160,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "stats-json", required_argument, 0, O_STATS_JSON },
 		{ "quiet", no_argument, 0, O_QUIET },
 		{ "max-seconds", required_argument, 0, O_MAX_SECONDS },
+		{ "boot-status", required_argument, 0, O_BOOT_STATUS },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
@@ -243,6 +245,10 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		case O_MAX_SECONDS:
 			if (!parse_u32(optarg, 1, 86400, &o->max_seconds))
 				return usage_error("--max-seconds '%s': give 1..86400", optarg);
+			break;
+		case O_BOOT_STATUS:
+			if (!parse_u32(optarg, 0, 255, &o->boot_status))
+				return usage_error("--boot-status '%s': give 0..255", optarg);
 			break;
 		case 'h': run_usage(stdout); return -1;
 		case 'V': printf("lguest-kvm %s\n", LKVM_VERSION); return -1;

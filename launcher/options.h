@@ -18,6 +18,7 @@ struct run_options {
 	const char *policy;         /* always | static:N | dynamic | dynamic-exact | event-idx */
 	uint64_t bytes;
 	uint32_t frame, ring, segments;
+	uint32_t boot_status;       /* test aid: the boot workload exits with it */
 	const char *wait;           /* spin | halt */
 	const char *indirect;       /* never | always | threshold[:N] */
 	const char *fault;          /* none | exception | triple | hang | hostile-... */

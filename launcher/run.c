@@ -121,10 +121,10 @@ static int build_cmdline(const struct run_options *o, char *buf, size_t size)
 	int n = snprintf(buf, size,
 		"console=hvc0 virtio_mmio.device=4K@0x%x:%u virtio_mmio.device=4K@0x%x:%u "
 		"lkvm.workload=%s lkvm.policy=%s lkvm.bytes=%llu lkvm.frame=%u lkvm.ring=%u "
-		"lkvm.segments=%u lkvm.wait=%s lkvm.indirect=%s lkvm.fault=%s",
+		"lkvm.segments=%u lkvm.wait=%s lkvm.indirect=%s lkvm.fault=%s lkvm.status=%u",
 		LKVM_MMIO_BASE, LKVM_IRQ_BASE, LKVM_MMIO_BASE + LKVM_MMIO_SIZE, LKVM_IRQ_BASE + 1,
 		o->workload, o->policy, (unsigned long long)o->bytes, o->frame, o->ring,
-		o->segments, o->wait, o->indirect, o->fault);
+		o->segments, o->wait, o->indirect, o->fault, o->boot_status);
 
 	return n < (int)size ? 0 : diag_fail("guest command line too long");
 }

@@ -1,0 +1,37 @@
+# test_boot.sh -- boot the guest stub: banner, exit status passed through,
+# stats block on stderr and in JSON, capabilities dropped.
+. "$(dirname "$0")/lib.sh"
+need_kvm
+
+run_lkvm boot run --workload boot --stats-json "$TMP/boot.json"
+check "boot exits 0" [ "$(rc_of boot)" = 0 ]
+check "banner on stdout" grep -q "^lguest-kvm guest stub .*running at CPL3" "$TMP/boot.out"
+check "guest prints its parameters" grep -q "^command line: .*virtio_mmio.device=4K@0xd0000000:5" "$TMP/boot.out"
+check "stats: seed's notify line" grep -q "^Number of net notifies: 0$" "$TMP/boot.err"
+check "stats: seed's timeout line" grep -q "^Number of timeouts: 0$" "$TMP/boot.err"
+check "stats: run ended by the guest" grep -Eq "^run_end +guest-exit$" "$TMP/boot.err"
+check "stats: console bytes counted" grep -Eq "^console_bytes_out +[1-9][0-9]*$" "$TMP/boot.err"
+check "stats JSON parses and agrees" [ "$(json_get "$TMP/boot.json" run_end)" = guest-exit ]
+check "JSON console bytes match the text" \
+	grep -Eq "^console_bytes_out +$(json_get "$TMP/boot.json" console_bytes_out)$" "$TMP/boot.err"
+check "guest report received" [ "$(json_get "$TMP/boot.json" guest_report)" = 1 ]
+check "capabilities dropped (CapEff 0)" [ "$(json_get "$TMP/boot.json" launcher_cap_effective)" = 0000000000000000 ]
+check "every text stats line is a JSON key" python3 - "$TMP/boot.err" "$TMP/boot.json" <<'PY'
+import json, re, sys
+keys = set(json.load(open(sys.argv[2])))
+lines = [l.split()[0] for l in open(sys.argv[1]) if re.match(r"^[a-z_0-9]+ +\S", l)]
+sys.exit(0 if lines and all(k in keys for k in lines) else 1)
+PY
+
+for status in 7 42; do
+	run_lkvm st run --workload boot --boot-status $status --quiet
+	check "guest status $status passed through" [ "$(rc_of st)" = $status ]
+done
+
+printf 'hello from the host\nquit\n' | timeout -s KILL 60 "$LKVM" run --workload echo \
+	>"$TMP/echo.out" 2>"$TMP/echo.err"
+check "echo workload exits 0" [ $? = 0 ]
+check "console input reaches the guest and comes back" grep -q "^echo: hello from the host" "$TMP/echo.out"
+check "echo: the guest slept in hlt and took interrupts" \
+	sh -c "grep -Eq '^guest_irqs +[1-9]' $TMP/echo.err"
+finish

@@ -1,0 +1,20 @@
+# test_cli.sh -- the command line: help, version, usage errors (exit 2, one line).
+. "$(dirname "$0")/lib.sh"
+
+run_lkvm help --help
+check "--help exits 0" [ "$(rc_of help)" = 0 ]
+check "--help names both commands" grep -q "lguest-kvm table" "$TMP/help.out"
+run_lkvm runhelp run --help
+check "run --help exits 0 and lists --policy" sh -c "[ $(rc_of runhelp) = 0 ] && grep -q -- --policy $TMP/runhelp.out"
+run_lkvm version --version
+check "--version prints the version" grep -Eq "^lguest-kvm [0-9]+\.[0-9]+" "$TMP/version.out"
+
+for args in "" "frobnicate" "run --bogus" "run --policy static:999" "run --policy nope" \
+	    "run --ring 100" "run --bytes -5" "run --frame 10" "run --model fast" \
+	    "run --wait sometimes" "run --timeout-us 0" "run --fault nothing" "run a.elf b.elf"; do
+	# shellcheck disable=SC2086
+	run_lkvm usage $args
+	check "'$args' is a usage error (exit 2)" [ "$(rc_of usage)" = 2 ]
+	check "'$args' gives exactly one line" [ "$(wc -l <"$TMP/usage.err")" = 1 ]
+done
+finish

@@ -1,0 +1,462 @@
+/*
+ * test_net_tx.c -- the host's transmit suppression state machine
+ * (net_tx_on_notify / net_tx_on_timeout in devices/net.c, design.md
+ * section 5) and the sink's frame check, without KVM.
+ *
+ * The seed's table counts notifies and timeouts, so each transition must do
+ * exactly what the design says: a notify drains and suppresses, a timer that
+ * finds work stays suppressed, an idle timer re-enables notifies and looks
+ * once more (the lost-wakeup window), the 2.6.27 one-shot variant always
+ * unblocks, and the adaptive timeout moves +10 / -1 us.  The test plays the
+ * guest by hand: it writes frames the sink accepts (virtio-net header,
+ * Ethernet header with ethertype 0x88b5, sequence, pattern) into a fake
+ * guest RAM and publishes them on the TX ring.  Interrupts go to an eventfd,
+ * so nothing touches KVM.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/virtio_config.h>
+#include <linux/virtio_mmio.h>
+#include <linux/virtio_net.h>
+#include <linux/virtio_ring.h>
+
+#include "check.h"
+#include "lkvm_frame.h"
+#include "net.h"
+#include "vm.h"
+
+#define MEM_SIZE  (1u << 20)
+#define RING_GPA  0x1000u        /* desc + avail on this page, used on the next */
+#define BUF_GPA   0x10000u       /* 4 KiB of buffer per descriptor slot */
+#define TABLE_GPA 0x80000u       /* indirect tables, 64 bytes per slot */
+#define NUM       16u
+#define HDR       12u            /* sizeof(struct virtio_net_hdr_v1) */
+
+enum layout { ONE_DESC, TWO_DESCS, INDIRECT };
+
+static struct vm vm;
+static struct net *net;          /* large (sink frame buffer): heap */
+static struct vq *tx;
+static struct vring vr;          /* the guest's view of the TX ring */
+static uint16_t next_desc;       /* the guest's descriptor allocator: round robin */
+
+/* ---- the guest, by hand ---- */
+
+static void write_frame(uint8_t *p, uint64_t seq, unsigned frame_len)
+{
+	unsigned payload = frame_len - LKVM_FRAME_HDR;
+
+	memset(p, 0, HDR);                       /* virtio_net_hdr_v1: all zero */
+	p += HDR;
+	memset(p, 0xff, 6);                      /* dst: broadcast */
+	memset(p + 6, 0x02, 6);                  /* src: locally administered */
+	p[12] = LKVM_ETHERTYPE >> 8;             /* ethertype, big endian */
+	p[13] = LKVM_ETHERTYPE & 0xff;
+	for (unsigned b = 0; b < 8; b++)         /* sequence, little endian */
+		p[LKVM_ETH_HLEN + b] = (uint8_t)(seq >> (8 * b));
+	p += LKVM_FRAME_HDR;
+	for (unsigned j = 0; 8 * j < payload; j++) {
+		uint64_t w = lkvm_pattern(seq, j);
+		unsigned n = payload - 8 * j < 8 ? payload - 8 * j : 8;
+
+		memcpy(p + 8 * j, &w, n);            /* host is little endian too */
+	}
+}
+
+static uint16_t alloc_desc(void)
+{
+	return next_desc++ % NUM;
+}
+
+/* Build one frame chain, publish it, return its head.  `buf` (if not NULL)
+ * receives the host address of the frame's first byte (after the header). */
+static uint16_t guest_send(uint64_t seq, unsigned frame_len, enum layout lay, uint8_t **frame_out)
+{
+	uint16_t head = alloc_desc();
+	uint8_t *buf = vm.mem.host + BUF_GPA + head * 4096u;
+
+	write_frame(buf, seq, frame_len);
+	if (frame_out)
+		*frame_out = buf + HDR;
+	if (lay == ONE_DESC) {
+		vr.desc[head] = (struct vring_desc){ .addr = BUF_GPA + head * 4096u, .len = HDR + frame_len };
+	} else if (lay == TWO_DESCS) {
+		uint16_t d2 = alloc_desc();
+		uint8_t *buf2 = vm.mem.host + BUF_GPA + d2 * 4096u;
+
+		memcpy(buf2, buf + HDR, frame_len);  /* frame in its own buffer */
+		if (frame_out)
+			*frame_out = buf2;
+		vr.desc[head] = (struct vring_desc){ .addr = BUF_GPA + head * 4096u, .len = HDR,
+						     .flags = VRING_DESC_F_NEXT, .next = d2 };
+		vr.desc[d2] = (struct vring_desc){ .addr = BUF_GPA + d2 * 4096u, .len = frame_len };
+	} else {
+		struct vring_desc *t = (struct vring_desc *)(vm.mem.host + TABLE_GPA + head * 64u);
+		uint64_t gpa = BUF_GPA + head * 4096u;
+
+		t[0] = (struct vring_desc){ .addr = gpa, .len = HDR, .flags = VRING_DESC_F_NEXT, .next = 1 };
+		t[1] = (struct vring_desc){ .addr = gpa + HDR, .len = frame_len };
+		vr.desc[head] = (struct vring_desc){ .addr = TABLE_GPA + head * 64u, .len = 32,
+						     .flags = VRING_DESC_F_INDIRECT };
+	}
+	vr.avail->ring[vr.avail->idx % NUM] = head;
+	__atomic_store_n(&vr.avail->idx, (uint16_t)(vr.avail->idx + 1), __ATOMIC_RELEASE);
+	return head;
+}
+
+static uint64_t seq;             /* the guest's next sequence number */
+
+static void send_frames(unsigned n, enum layout lay)
+{
+	for (unsigned i = 0; i < n; i++, seq++)
+		guest_send(seq, 60 + (unsigned)(seq % 9) * 50, lay, NULL);  /* 60..460 bytes, tails vary */
+}
+
+/* Interrupts raised since the last call (the eventfd counter). */
+static uint64_t irqs(void)
+{
+	uint64_t n = 0;
+
+	if (read(net->mmio.irqfd, &n, 8) != 8)
+		return 0;
+	return n;
+}
+
+static bool no_notify(void)
+{
+	return vr.used->flags & VRING_USED_F_NO_NOTIFY;
+}
+
+/* A fresh device on a fresh ring; `cfg` adjusts the defaults. */
+static void setup(enum host_timer timer, bool adaptive, bool indirect_ok)
+{
+	struct net_config cfg = {
+		.model = NET_MODEL_THREADED, .host_timer = timer, .timeout_us = 500, .adaptive_timeout = adaptive,
+		.mac = { 0x52, 0x54, 0, 0x12, 0x34, 0x56 },
+	};
+
+	if (net && net->mmio.irqfd >= 0)
+		close(net->mmio.irqfd);
+	memset(vm.mem.host, 0, MEM_SIZE);
+	net_init(net, &vm, 1, &cfg);
+	net->mmio.irqfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	vring_init(&vr, NUM, vm.mem.host + RING_GPA, 4096);
+	tx = &net->mmio.vqs[1];
+	tx->num = NUM;
+	tx->desc_gpa = (uint64_t)((uint8_t *)vr.desc - vm.mem.host);
+	tx->avail_gpa = (uint64_t)((uint8_t *)vr.avail - vm.mem.host);
+	tx->used_gpa = (uint64_t)((uint8_t *)vr.used - vm.mem.host);
+	tx->indirect_ok = indirect_ok;
+	next_desc = 0;
+	seq = 0;
+	if (net->mmio.irqfd < 0 || vq_enable(tx, &vm.mem) < 0) {
+		printf("FAIL setup: eventfd or vq_enable: %s\n", tx->error);
+		exit(1);
+	}
+}
+
+/* ---- the state machine ---- */
+
+static void test_notify(void)
+{
+	bool arm;
+
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(3, TWO_DESCS);
+	arm = net_tx_on_notify(net);
+	CHECK(arm, "notify with 3 buffers: returns true (arm the timer)");
+	CHECK(vr.used->idx == 3 && tx->last_avail == 3, "notify drained all 3 (used idx %u)", vr.used->idx);
+	CHECK(vr.used->ring[0].id == 0 && vr.used->ring[1].id == 2 && vr.used->ring[2].id == 4 &&
+	      vr.used->ring[2].len == 0, "used ring returns heads 0, 2, 4 with len 0");
+	CHECK(no_notify() && net->suppressed, "notify with work: NO_NOTIFY set, suppressed");
+	CHECK(net->st.notify_wakeups == 1 && net->st.buffers_by_notify == 3 && net->st.notifies_empty == 0,
+	      "counters: 1 wakeup, 3 buffers by notify, 0 empty");
+	CHECK(net->st.descriptors == 6 && net->st.buffers_indirect == 0, "counters: 6 descriptors, 0 indirect");
+	CHECK(net->sink.frames == 3 && net->sink.bad_frames == 0 && net->sink.next_seq == 3,
+	      "sink: 3 good frames, next seq 3 (bad %llu: %s)", (unsigned long long)net->sink.bad_frames,
+	      net->sink.first_error);
+	CHECK(net->st.interrupts == 1 && irqs() == 1, "one interrupt for the drain, through the irqfd");
+
+	arm = net_tx_on_notify(net);
+	CHECK(!arm, "notify with nothing: returns false");
+	CHECK(net->st.notifies_empty == 1 && net->st.notify_wakeups == 2, "counters: notifies_empty 1, wakeups 2");
+	CHECK(net->st.interrupts == 1 && irqs() == 0, "an empty drain raises no interrupt");
+	CHECK(!net->mmio.needs_reset, "no device error");
+}
+
+static void test_timeout_rearm(void)
+{
+	bool arm;
+
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(2, ONE_DESC);
+	net_tx_on_notify(net);                  /* suppressed, timer armed */
+	irqs();
+
+	/* timer with work: drain, stay suppressed, rearm */
+	send_frames(4, ONE_DESC);
+	CHECK(no_notify(), "guest sees NO_NOTIFY while adding (would not notify)");
+	arm = net_tx_on_timeout(net);
+	CHECK(arm, "timeout with 4 buffers: returns true (rearm)");
+	CHECK(vr.used->idx == 6 && no_notify() && net->suppressed, "drained to used idx 6, still suppressed");
+	CHECK(net->st.timeouts == 1 && net->st.timer_drains_work == 1 && net->st.buffers_by_timer == 4 &&
+	      net->st.timer_drains_empty == 0, "counters: 1 timeout, 1 work drain, 4 buffers by timer");
+
+	/* a timer that finds avail already advanced is a work drain, not an unblock */
+	send_frames(1, TWO_DESCS);
+	arm = net_tx_on_timeout(net);
+	CHECK(arm && no_notify() && vr.used->idx == 7 && net->st.timer_drains_work == 2 && net->st.recheck_hits == 0,
+	      "timeout with 1 already-published buffer: drained as work, still suppressed");
+
+	/* timer with nothing: unblock */
+	arm = net_tx_on_timeout(net);
+	CHECK(!arm, "timeout with nothing: returns false (no rearm)");
+	CHECK(!no_notify() && !net->suppressed, "idle timeout clears NO_NOTIFY");
+	CHECK(net->st.timeouts == 3 && net->st.timer_drains_empty == 1 && net->st.recheck_hits == 0,
+	      "counters: 3 timeouts, 1 empty drain, 0 recheck hits");
+	CHECK(net->sink.frames == 7 && net->sink.bad_frames == 0, "sink: 7 good frames in order");
+
+	/* the next guest kick sees the flag clear and notifies */
+	send_frames(1, ONE_DESC);
+	CHECK(!no_notify(), "guest sees NO_NOTIFY clear and would notify");
+	CHECK(net_tx_on_notify(net) && no_notify() && vr.used->idx == 8, "that notify drains and suppresses again");
+}
+
+/* The lost-wakeup window, made deterministic: the used ring page is made
+ * read-only, so the timer's "clear NO_NOTIFY" store faults; the SIGSEGV
+ * handler plays a guest that adds a buffer at exactly that moment (it still
+ * sees NO_NOTIFY, so it does not notify), then lets the store proceed.  The
+ * host's re-check after the barrier must find and drain that buffer. */
+static uint8_t *used_page;
+static volatile sig_atomic_t trap_armed, trap_fired;
+
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (!trap_armed || (uint8_t *)si->si_addr < used_page || (uint8_t *)si->si_addr >= used_page + 4096) {
+		signal(sig, SIG_DFL);            /* a real crash: fault again, die */
+		return;
+	}
+	trap_armed = 0;
+	trap_fired = 1;
+	/* the guest: add a buffer, read the flag (still NO_NOTIFY) -> no notify */
+	send_frames(1, ONE_DESC);
+	mprotect(used_page, 4096, PROT_READ | PROT_WRITE);
+}
+
+static void test_recheck_race(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO }, old;
+	bool arm;
+
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(2, ONE_DESC);
+	net_tx_on_notify(net);                  /* suppressed */
+	used_page = (uint8_t *)vr.used;
+	CHECK(((uintptr_t)used_page & 4095) == 0 && (uint8_t *)vr.avail < used_page,
+	      "the used ring sits alone at the start of a page");
+
+	sigaction(SIGSEGV, &sa, &old);
+	trap_armed = 1;
+	mprotect(used_page, 4096, PROT_READ);
+	arm = net_tx_on_timeout(net);           /* empty drain, then clear flag -> trap */
+	mprotect(used_page, 4096, PROT_READ | PROT_WRITE);
+	trap_armed = 0;
+	sigaction(SIGSEGV, &old, NULL);
+
+	CHECK(trap_fired, "the guest's add landed while the host cleared NO_NOTIFY");
+	CHECK(arm, "re-check found the slipped-in buffer: returns true (rearm)");
+	CHECK(net->st.recheck_hits == 1 && net->st.timer_drains_empty == 1, "counters: 1 recheck hit, 1 empty drain");
+	CHECK(vr.used->idx == 3 && tx->last_avail == 3 && net->st.buffers_by_timer == 1,
+	      "the slipped-in buffer was drained (used idx %u)", vr.used->idx);
+	CHECK(no_notify() && net->suppressed, "and the guest is suppressed again");
+	CHECK(net->sink.frames == 3 && net->sink.bad_frames == 0, "sink: 3 good frames");
+}
+
+static void test_oneshot(void)
+{
+	bool arm;
+
+	setup(HOST_TIMER_ONESHOT, false, false);
+	send_frames(2, ONE_DESC);
+	CHECK(net_tx_on_notify(net) && no_notify(), "oneshot: notify drains and suppresses like rearm");
+	send_frames(3, ONE_DESC);
+	arm = net_tx_on_timeout(net);
+	CHECK(!arm, "oneshot: timeout with work still returns false (never re-blocks)");
+	CHECK(!no_notify() && !net->suppressed, "oneshot: timeout cleared NO_NOTIFY");
+	CHECK(vr.used->idx == 5 && net->st.buffers_by_timer == 3 && net->st.timer_drains_work == 1,
+	      "oneshot: timeout drained the 3 buffers");
+	arm = net_tx_on_timeout(net);
+	CHECK(!arm && !no_notify() && net->st.timer_drains_empty == 1 && net->st.timeouts == 2,
+	      "oneshot: empty timeout: false, flag clear, counted empty");
+	CHECK(net->sink.frames == 5 && net->sink.bad_frames == 0, "sink: 5 good frames");
+}
+
+static void test_adaptive(void)
+{
+	setup(HOST_TIMER_REARM, true, false);
+	CHECK(net->timeout_us == 500, "adaptive timeout starts at 500 us");
+	send_frames(5, ONE_DESC);
+	net_tx_on_notify(net);
+	CHECK(net->timeout_us == 500, "a notify drain does not adapt the timeout");
+
+	send_frames(3, ONE_DESC);
+	net_tx_on_timeout(net);                 /* 3 < last 0? no -> 500 - 1 */
+	CHECK(net->timeout_us == 499, "timer drain of 3 after 0: -1 -> 499 (got %u)", net->timeout_us);
+	send_frames(1, ONE_DESC);
+	net_tx_on_timeout(net);                 /* 1 < 3 -> +10 */
+	CHECK(net->timeout_us == 509, "timer drain of 1 after 3: +10 -> 509 (got %u)", net->timeout_us);
+	send_frames(1, ONE_DESC);
+	net_tx_on_timeout(net);                 /* 1 < 1? no -> -1 */
+	CHECK(net->timeout_us == 508, "timer drain of 1 after 1: -1 -> 508 (got %u)", net->timeout_us);
+	send_frames(4, ONE_DESC);
+	net_tx_on_timeout(net);                 /* 4 < 1? no -> -1 */
+	CHECK(net->timeout_us == 507, "timer drain of 4 after 1: -1 -> 507 (got %u)", net->timeout_us);
+	net_tx_on_timeout(net);                 /* empty: 0 < 4 -> +10 */
+	CHECK(net->timeout_us == 517, "empty timer after 4: +10 -> 517 (got %u)", net->timeout_us);
+	CHECK(!no_notify(), "the empty timer also unblocked the guest");
+
+	/* without the option the timeout never moves */
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(3, ONE_DESC);
+	net_tx_on_notify(net);
+	send_frames(1, ONE_DESC);
+	net_tx_on_timeout(net);
+	net_tx_on_timeout(net);
+	CHECK(net->timeout_us == 500, "fixed timeout stays 500 (got %u)", net->timeout_us);
+}
+
+static void test_interrupt_suppression(void)
+{
+	setup(HOST_TIMER_REARM, false, true);
+	vr.avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	send_frames(2, INDIRECT);
+	CHECK(net_tx_on_notify(net) && vr.used->idx == 2, "indirect frames drain");
+	CHECK(net->st.buffers_indirect == 2 && net->st.descriptors == 4 && net->sink.frames == 2 &&
+	      net->sink.bad_frames == 0, "counters: 2 indirect buffers, 4 descriptors, 2 good frames");
+	CHECK(net->st.interrupts == 0 && irqs() == 0, "VRING_AVAIL_F_NO_INTERRUPT: no interrupt");
+	vr.avail->flags = 0;
+	send_frames(1, TWO_DESCS);
+	net_tx_on_timeout(net);
+	CHECK(net->st.interrupts == 1 && irqs() == 1, "flag cleared: the timer drain interrupts");
+
+	/* event idx: suppression via avail_event, the flag is left alone */
+	setup(HOST_TIMER_REARM, false, false);
+	tx->event_idx = true;
+	send_frames(2, ONE_DESC);
+	vring_used_event(&vr) = 0;              /* interrupt once the host passes used 0 */
+	CHECK(net_tx_on_notify(net) && !no_notify() && vring_avail_event(&vr) == (uint16_t)(2 - 0x8000),
+	      "event-idx notify: avail_event parked at last_avail - 0x8000, flags untouched");
+	CHECK(net->st.interrupts == 1, "event-idx: used_event 0 crossed -> 1 interrupt");
+	CHECK(!net_tx_on_timeout(net) && vring_avail_event(&vr) == 2, "event-idx idle timeout: avail_event = 2");
+}
+
+static void test_sink(void)
+{
+	uint8_t *frame;
+
+	/* wrong sequence number: counted, reported, ring goes on */
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(2, ONE_DESC);               /* seq 0, 1 */
+	guest_send(5, 100, ONE_DESC, NULL);     /* 2 was due */
+	net_tx_on_notify(net);
+	CHECK(net->sink.frames == 2 && net->sink.bad_frames == 1, "wrong sequence: 2 good, 1 bad (bad %llu)",
+	      (unsigned long long)net->sink.bad_frames);
+	CHECK(strstr(net->sink.first_error, "sequence 5 where 2 was due") != NULL, "first_error: \"%s\"",
+	      net->sink.first_error);
+	CHECK(vr.used->idx == 3 && !net->mmio.needs_reset, "a bad frame is not a broken ring");
+	/* the right one still goes through, then a payload byte flipped */
+	guest_send(2, 100, ONE_DESC, NULL);
+	guest_send(3, 100, ONE_DESC, &frame);
+	frame[40] ^= 0x01;                      /* payload byte 40 - 22 = 18: word 2 */
+	net_tx_on_notify(net);
+	CHECK(net->sink.frames == 3 && net->sink.bad_frames == 2, "seq 2 good, corrupted seq 3 bad (%llu bad)",
+	      (unsigned long long)net->sink.bad_frames);
+	CHECK(strstr(net->sink.first_error, "sequence") != NULL, "first_error keeps the first reason");
+
+	/* payload corruption as the first error, in a full word and in the cut tail */
+	setup(HOST_TIMER_REARM, false, false);
+	guest_send(0, 100, TWO_DESCS, &frame);
+	frame[40] ^= 0x80;
+	net_tx_on_notify(net);
+	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "payload mismatch in frame 0 at byte 16"),
+	      "corrupted payload byte 18 -> \"%s\"", net->sink.first_error);
+	setup(HOST_TIMER_REARM, false, false);
+	guest_send(0, 100, ONE_DESC, &frame);   /* payload 78 = 9 words + 6 bytes */
+	frame[99] ^= 0xff;                      /* the last byte: in the tail at 72 */
+	net_tx_on_notify(net);
+	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "payload mismatch in frame 0 at byte 72"),
+	      "corrupted tail byte -> \"%s\"", net->sink.first_error);
+	setup(HOST_TIMER_REARM, false, false);
+	guest_send(0, 100, ONE_DESC, &frame);
+	frame[13] = 0x00;                       /* ethertype 0x8800 */
+	net_tx_on_notify(net);
+	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "ethertype 0x8800"),
+	      "wrong ethertype -> \"%s\"", net->sink.first_error);
+	setup(HOST_TIMER_REARM, false, false);
+	guest_send(0, LKVM_FRAME_HDR, ONE_DESC, NULL);   /* no payload at all */
+	net_tx_on_notify(net);
+	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "runt"), "runt frame -> \"%s\"",
+	      net->sink.first_error);
+}
+
+static void test_hostile(void)
+{
+	char first[256];
+
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(1, ONE_DESC);
+	vr.avail->ring[vr.avail->idx % NUM] = NUM;   /* head 16 in a ring of 16 */
+	vr.avail->idx++;
+	irqs();
+	CHECK(net_tx_on_notify(net), "a good chain before the hostile one is still drained (returns true)");
+	CHECK(vr.used->idx == 1 && net->sink.frames == 1, "used idx 1, 1 good frame");
+	CHECK(net->mmio.needs_reset && (net->mmio.status & VIRTIO_CONFIG_S_NEEDS_RESET) &&
+	      (net->mmio.interrupt_status & VIRTIO_MMIO_INT_CONFIG), "device marked DEVICE_NEEDS_RESET + config irq");
+	CHECK(strstr(net->mmio.error, "virtio-net: net transmit queue: head index 16 >= ring size 16") &&
+	      strstr(net->mmio.error, "needs reset"), "error line: \"%s\"", net->mmio.error);
+	strcpy(first, net->mmio.error);
+	CHECK(!net_tx_on_timeout(net) && strcmp(first, net->mmio.error) == 0,
+	      "later drains of the broken queue do nothing and keep the one error line");
+	CHECK(!net_tx_on_notify(net) && vr.used->idx == 1, "a notify on a broken queue drains nothing");
+
+	/* a loop through the device: ends, does not hang */
+	setup(HOST_TIMER_REARM, false, false);
+	vr.desc[0] = (struct vring_desc){ .addr = BUF_GPA, .len = 100, .flags = VRING_DESC_F_NEXT, .next = 1 };
+	vr.desc[1] = (struct vring_desc){ .addr = BUF_GPA, .len = 100, .flags = VRING_DESC_F_NEXT, .next = 0 };
+	vr.avail->ring[0] = 0;
+	vr.avail->idx = 1;
+	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && strstr(net->mmio.error, "loops"),
+	      "a looping chain: nothing drained, needs reset: \"%s\"", net->mmio.error);
+	CHECK(net->sink.frames == 0 && vr.used->idx == 0, "nothing reached the sink");
+}
+
+int main(void)
+{
+	if (gmem_map(&vm.mem, MEM_SIZE) < 0) {
+		printf("FAIL cannot map fake guest RAM\n");
+		return 1;
+	}
+	net = calloc(1, sizeof(*net));
+	if (!net)
+		return 1;
+	net->mmio.irqfd = -1;
+	test_notify();
+	test_timeout_rearm();
+	test_recheck_race();
+	test_oneshot();
+	test_adaptive();
+	test_interrupt_suppression();
+	test_sink();
+	test_hostile();
+	close(net->mmio.irqfd);
+	pthread_mutex_destroy(&net->mmio.lock);
+	free(net);
+	gmem_unmap(&vm.mem);
+	return check_summary();
+}

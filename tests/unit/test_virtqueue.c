@@ -1,0 +1,438 @@
+/*
+ * test_virtqueue.c -- the host side of the split ring (devices/virtqueue.c),
+ * the only code that reads guest rings.
+ *
+ * The rings live in a fake guest RAM (an aligned heap buffer standing in for
+ * the KVM memory slot) laid out with vring_init() from <linux/virtio_ring.h>,
+ * the same layout the guest uses.  Good chains must come back with the right
+ * lengths and host pointers; every hostile chain or ring must be refused with
+ * -1, a broken queue and an error line that names the problem -- a guest must
+ * never make the host read outside its RAM or spin forever.  The notification
+ * helpers are checked at the field level (used->flags, avail_event,
+ * used_event), because a wrong field there is a lost wakeup.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/virtio_ring.h>
+
+#include "check.h"
+#include "virtqueue.h"
+
+#define MEM_SIZE  (1u << 20)   /* 1 MiB of fake guest RAM */
+#define RING_GPA  0x1000u      /* desc here, avail right after, used on the next 4 KiB */
+#define BUF_GPA   0x10000u     /* data buffers */
+#define TABLE_GPA 0x40000u     /* indirect tables */
+
+static struct guest_mem mem;
+static struct vring vr;        /* the guest's view of the ring */
+static struct vq vq;
+static struct vq_chain chain;
+
+static uint64_t gpa_of(const void *p)
+{
+	return (uint64_t)((const uint8_t *)p - mem.host);
+}
+
+/* A fresh ring of `num` entries: zeroed RAM, vring_init, vq_enable. */
+static void setup(unsigned num, bool indirect_ok, bool event_idx)
+{
+	memset(mem.host, 0, MEM_SIZE);
+	vring_init(&vr, num, mem.host + RING_GPA, 4096);
+	memset(&vq, 0, sizeof(vq));
+	vq.name = "test";
+	vq.num = (uint16_t)num;
+	vq.desc_gpa = gpa_of(vr.desc);
+	vq.avail_gpa = gpa_of(vr.avail);
+	vq.used_gpa = gpa_of(vr.used);
+	vq.indirect_ok = indirect_ok;
+	vq.event_idx = event_idx;
+	if (vq_enable(&vq, &mem) != 0) {
+		printf("FAIL setup: vq_enable: %s\n", vq.error);
+		exit(1);
+	}
+}
+
+static void set_desc(struct vring_desc *table, unsigned i, uint64_t addr, uint32_t len, uint16_t flags,
+		     uint16_t next)
+{
+	table[i] = (struct vring_desc){ .addr = addr, .len = len, .flags = flags, .next = next };
+}
+
+/* The guest publishes chain `head`. */
+static void post(uint16_t head)
+{
+	vr.avail->ring[vr.avail->idx % vr.num] = head;
+	vr.avail->idx++;
+}
+
+/* A hostile ring: pop must fail, break the queue and say why. */
+static void expect_broken(const char *what, const char *needle)
+{
+	int rc = vq_pop_avail(&vq, &chain);
+
+	CHECK(rc == -1 && vq.broken && strstr(vq.error, needle) && !strncmp(vq.error, "test queue: ", 12),
+	      "%s: rc %d, broken %d, error \"%s\"", what, rc, vq.broken, vq.error);
+}
+
+static void test_enable(void)
+{
+	struct vq q;
+
+	setup(8, false, false);
+	CHECK(vq.ready && !vq.broken && vq.last_avail == 0, "vq_enable accepts a good ring of 8");
+	/* vring_init for 8 entries at 0x1000: desc 0x1000, avail 0x1080, used 0x2000 */
+	CHECK(vq.desc_gpa == 0x1000 && vq.avail_gpa == 0x1080 && vq.used_gpa == 0x2000,
+	      "vring_init layout: desc 0x1000, avail 0x1080, used 0x2000");
+	CHECK(vq.desc == vr.desc && vq.avail == vr.avail && vq.used == vr.used,
+	      "vq_enable resolves the three areas to the right host addresses");
+
+#define BAD_ENABLE(field_setup, needle, what)                                      \
+	do {                                                                        \
+		q = vq;                                                             \
+		q.ready = false;                                                    \
+		q.error[0] = 0;                                                     \
+		field_setup;                                                        \
+		int rc_ = vq_enable(&q, &mem);                                      \
+		CHECK(rc_ == -1 && q.broken && !q.ready && strstr(q.error, needle), \
+		      "vq_enable rejects %s: \"%s\"", what, q.error);               \
+	} while (0)
+
+	BAD_ENABLE(q.num = 0, "power of two", "size 0");
+	BAD_ENABLE(q.num = 3, "power of two", "size 3");
+	BAD_ENABLE(q.num = 2048, "power of two", "size 2048 > VQ_MAX_SIZE");
+	BAD_ENABLE(q.desc_gpa = 0x1008, "misaligned", "desc at 0x1008 (not 16-aligned)");
+	BAD_ENABLE(q.avail_gpa = 0x1081, "misaligned", "avail at an odd address");
+	BAD_ENABLE(q.used_gpa = 0x2002, "misaligned", "used at 0x2002 (not 4-aligned)");
+	/* used ring of 8 needs 4 + 64 + 2 = 70 bytes; at MEM_SIZE-68 it pokes 2 bytes out */
+	BAD_ENABLE(q.used_gpa = MEM_SIZE - 68, "outside guest RAM", "used ring 2 bytes past RAM");
+	BAD_ENABLE(q.desc_gpa = MEM_SIZE, "outside guest RAM", "desc at the end of RAM");
+	BAD_ENABLE(q.avail_gpa = 0xfffffffffffffff0ull, "outside guest RAM", "avail whose extent wraps 64 bits");
+
+	/* ending exactly at the end of RAM is fine: desc 8 * 16 = 128 bytes,
+	 * avail 4 + 16 + 2 = 22 bytes */
+	q = vq;
+	q.ready = false;
+	q.desc_gpa = MEM_SIZE - 128;
+	q.avail_gpa = MEM_SIZE - 128 - 22;
+	CHECK(vq_enable(&q, &mem) == 0 && q.ready, "vq_enable accepts desc and avail ending exactly at the end of RAM");
+}
+
+static void test_good_chains(void)
+{
+	int rc;
+
+	setup(8, false, false);
+	CHECK(vq_pop_avail(&vq, &chain) == 0, "empty ring: pop returns 0");
+
+	/* single descriptor, head 0 */
+	mem.host[BUF_GPA] = 0xa1;
+	set_desc(vr.desc, 0, BUF_GPA, 100, 0, 0);
+	post(0);
+	CHECK(vq_has_avail(&vq), "vq_has_avail sees the posted chain");
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.head == 0 && chain.count == 1 && !chain.indirect,
+	      "single descriptor: rc 1, head 0, count 1 (rc %d, count %u)", rc, chain.count);
+	CHECK(chain.out_len == 100 && chain.in_len == 0, "single descriptor: out 100, in 0");
+	CHECK(chain.buf[0].host == mem.host + BUF_GPA && chain.buf[0].host[0] == 0xa1 && chain.buf[0].len == 100 &&
+	      !chain.buf[0].device_writes, "single descriptor: host pointer at gpa 0x10000, len 100, readable");
+	CHECK(vq.last_avail == 1 && vq_pop_avail(&vq, &chain) == 0 && !vq_has_avail(&vq),
+	      "after one pop: last_avail 1, ring empty");
+
+	/* three descriptors out of order: 3 -> 5 -> 1, the last device-writable */
+	mem.host[BUF_GPA + 0x1000] = 0xb3;
+	mem.host[BUF_GPA + 0x2000] = 0xb5;
+	mem.host[BUF_GPA + 0x3000] = 0xb1;
+	set_desc(vr.desc, 3, BUF_GPA + 0x1000, 12, VRING_DESC_F_NEXT, 5);
+	set_desc(vr.desc, 5, BUF_GPA + 0x2000, 1000, VRING_DESC_F_NEXT, 1);
+	set_desc(vr.desc, 1, BUF_GPA + 0x3000, 64, VRING_DESC_F_WRITE, 0);
+	post(3);
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.head == 3 && chain.count == 3, "chain 3->5->1: rc 1, head 3, count 3 (count %u)",
+	      chain.count);
+	CHECK(chain.out_len == 12 + 1000 && chain.in_len == 64, "chain 3->5->1: out 1012, in 64 (%llu, %llu)",
+	      (unsigned long long)chain.out_len, (unsigned long long)chain.in_len);
+	CHECK(chain.buf[0].host[0] == 0xb3 && chain.buf[1].host[0] == 0xb5 && chain.buf[2].host[0] == 0xb1,
+	      "chain 3->5->1: buffers resolved in chain order");
+	CHECK(chain.buf[1].len == 1000 && !chain.buf[1].device_writes && chain.buf[2].device_writes,
+	      "chain 3->5->1: lengths and the writable flag carried");
+
+	/* vq_push_used: element then index */
+	vq_push_used(&vq, 3, 64);
+	CHECK(vr.used->ring[0].id == 3 && vr.used->ring[0].len == 64 && vr.used->idx == 1,
+	      "push_used(3, 64): used ring[0] = {3, 64}, idx 1");
+	vq_push_used(&vq, 0, 0);
+	CHECK(vr.used->ring[1].id == 0 && vr.used->ring[1].len == 0 && vr.used->idx == 2,
+	      "push_used(0, 0): used ring[1] = {0, 0}, idx 2");
+
+	/* a whole ring's worth of single descriptors: 8 at once is allowed */
+	for (unsigned i = 0; i < 8; i++) {
+		set_desc(vr.desc, i, BUF_GPA + i * 16, 16, 0, 0);
+		post((uint16_t)i);
+	}
+	unsigned got = 0;
+	while (vq_pop_avail(&vq, &chain) == 1) {
+		vq_push_used(&vq, chain.head, 0);
+		got++;
+	}
+	CHECK(got == 8 && !vq.broken && vq.last_avail == 10, "a full ring (8 chains) pops 8 times (got %u)", got);
+	/* used idx 2 + 8 = 10, slots wrap: the 8th push lands in ring[(2+7) % 8 = 1] */
+	CHECK(vr.used->idx == 10 && vr.used->ring[1].id == 7, "used ring wraps: idx 10, ring[1].id 7");
+
+	/* the 16-bit index wrap: last_avail 65535, guest idx 65535 -> 0 */
+	setup(8, false, false);
+	vq.last_avail = 65535;
+	vr.avail->idx = 65535;
+	set_desc(vr.desc, 6, BUF_GPA, 40, 0, 0);
+	vr.avail->ring[65535 % 8] = 6;
+	vr.avail->idx = 0;
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.head == 6 && vq.last_avail == 0, "avail idx wrapping 65535 -> 0 pops ring[7] = head 6");
+
+	/* a chain as long as the ring (8 descriptors, 7 hops) is legal */
+	setup(8, false, false);
+	for (unsigned i = 0; i < 8; i++)
+		set_desc(vr.desc, i, BUF_GPA, 10, i < 7 ? VRING_DESC_F_NEXT : 0, (uint16_t)(i + 1));
+	post(0);
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.count == 8 && chain.out_len == 80, "chain of 8 = ring size is accepted (rc %d)", rc);
+
+	/* a buffer ending exactly at the end of RAM is inside RAM */
+	setup(8, false, false);
+	set_desc(vr.desc, 0, MEM_SIZE - 4, 4, 0, 0);
+	post(0);
+	CHECK(vq_pop_avail(&vq, &chain) == 1 && chain.buf[0].host == mem.host + MEM_SIZE - 4,
+	      "buffer ending exactly at the end of RAM is accepted");
+}
+
+static void test_indirect_good(void)
+{
+	struct vring_desc *t;
+	int rc;
+
+	setup(8, true, false);
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	mem.host[BUF_GPA] = 0xc0;
+	mem.host[BUF_GPA + 0x1000] = 0xc1;
+	mem.host[BUF_GPA + 0x2000] = 0xc2;
+	/* table order 0 -> 2 -> 1: the spec starts at entry 0 and follows next */
+	set_desc(t, 0, BUF_GPA, 12, VRING_DESC_F_NEXT, 2);
+	set_desc(t, 2, BUF_GPA + 0x1000, 100, VRING_DESC_F_NEXT, 1);
+	set_desc(t, 1, BUF_GPA + 0x2000, 50, VRING_DESC_F_WRITE, 0);
+	set_desc(vr.desc, 4, TABLE_GPA, 3 * 16, VRING_DESC_F_INDIRECT, 0);
+	post(4);
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.indirect && chain.head == 4 && chain.count == 3,
+	      "indirect table of 3: rc 1, indirect, head 4, count 3 (rc %d, count %u, err \"%s\")", rc, chain.count,
+	      vq.error);
+	CHECK(chain.out_len == 112 && chain.in_len == 50, "indirect: out 12 + 100 = 112, in 50");
+	CHECK(chain.buf[0].host[0] == 0xc0 && chain.buf[1].host[0] == 0xc1 && chain.buf[2].host[0] == 0xc2 &&
+	      chain.buf[2].device_writes, "indirect: entries resolved in next order 0, 2, 1");
+
+	/* a table whose chain ends early (entry 0 without NEXT) uses one entry */
+	set_desc(t, 0, BUF_GPA, 12, 0, 0);
+	post(4);
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.indirect && chain.count == 1 && chain.out_len == 12,
+	      "indirect: a 3-entry table with a 1-entry chain gives count 1");
+}
+
+/* One hostile case per ring: each starts from a clean, enabled queue. */
+static void test_hostile(void)
+{
+	struct vring_desc *t;
+
+	setup(8, false, false);
+	post(8);
+	expect_broken("head 8 >= ring size 8", "head index 8");
+	CHECK(vq_pop_avail(&vq, &chain) == -1 && !vq_has_avail(&vq), "a broken queue stays broken");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 8);
+	post(0);
+	expect_broken("next 8 >= ring size 8", "next index 8");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 0, MEM_SIZE - 10, 20, 0, 0);
+	post(0);
+	expect_broken("buffer running 10 bytes past RAM", "outside guest RAM");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 0, 0xfffffffffffffff8ull, 16, 0, 0);
+	post(0);
+	expect_broken("addr + len overflowing 64 bits", "outside guest RAM");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 1);
+	set_desc(vr.desc, 1, BUF_GPA, 10, VRING_DESC_F_NEXT, 0);
+	post(0);
+	expect_broken("chain loop 0 -> 1 -> 0", "loops");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 2, BUF_GPA, 10, VRING_DESC_F_NEXT, 2);
+	post(2);
+	expect_broken("self loop 2 -> 2", "loops");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 0, BUF_GPA, 10, 0, 0);
+	vr.avail->idx = 9;                /* 9 - 0 > 8 */
+	expect_broken("avail idx 9 with 0 taken, ring 8", "more than a ring ahead");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 0, BUF_GPA, 10, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
+	set_desc(vr.desc, 1, BUF_GPA, 10, 0, 0);
+	post(0);
+	expect_broken("readable after writable", "readable descriptor after a writable");
+
+	setup(8, false, false);
+	set_desc(vr.desc, 0, BUF_GPA, 10, 0x10, 0);
+	post(0);
+	expect_broken("unknown flag 0x10", "unknown descriptor flags 0x10");
+
+	setup(8, false, false);                /* indirect_ok = false */
+	set_desc(vr.desc, 0, TABLE_GPA, 16, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("INDIRECT without the feature", "not negotiated");
+
+	setup(8, true, false);
+	set_desc(vr.desc, 0, TABLE_GPA, 16, VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT, 1);
+	post(0);
+	expect_broken("INDIRECT | NEXT", "INDIRECT together with NEXT");
+
+	setup(8, true, false);
+	set_desc(vr.desc, 0, TABLE_GPA, 0, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("indirect table of length 0", "length 0 is not a non-zero multiple of 16");
+
+	setup(8, true, false);
+	set_desc(vr.desc, 0, TABLE_GPA, 24, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("indirect table of length 24", "length 24 is not a non-zero multiple of 16");
+
+	setup(8, true, false);
+	set_desc(vr.desc, 0, MEM_SIZE - 16, 32, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("indirect table half outside RAM", "indirect table 0xff");
+
+	setup(8, true, false);
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	set_desc(t, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 1);
+	set_desc(t, 1, TABLE_GPA, 16, VRING_DESC_F_INDIRECT, 0);
+	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("nested INDIRECT in table entry 1", "nested indirect descriptor in table entry 1");
+
+	setup(8, true, false);
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	set_desc(t, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 2);
+	set_desc(t, 1, BUF_GPA, 10, 0, 0);
+	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("indirect next 2 in a 2-entry table", "next 2 is outside the 2-entry table");
+
+	setup(8, true, false);
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	set_desc(t, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 1);
+	set_desc(t, 1, BUF_GPA, 10, VRING_DESC_F_NEXT, 0);
+	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("indirect loop 0 -> 1 -> 0", "indirect chain loops");
+
+	setup(8, true, false);
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	set_desc(t, 0, MEM_SIZE - 8, 16, 0, 0);
+	set_desc(vr.desc, 0, TABLE_GPA, 16, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("indirect entry's buffer outside RAM", "descriptor buffer 0xffff8+16 lies outside guest RAM");
+
+	/* a good chain before the bad one is still delivered */
+	setup(8, false, false);
+	set_desc(vr.desc, 0, BUF_GPA, 10, 0, 0);
+	post(0);
+	post(9);
+	CHECK(vq_pop_avail(&vq, &chain) == 1 && !vq.broken, "good chain ahead of a bad head still pops");
+	expect_broken("then head 9", "head index 9");
+}
+
+static void test_notify_flags(void)
+{
+	/* without EVENT_IDX: the NO_NOTIFY flag */
+	setup(8, false, false);
+	vq_suppress_notify(&vq);
+	CHECK(vr.used->flags == VRING_USED_F_NO_NOTIFY, "suppress sets used->flags NO_NOTIFY (flags %u)",
+	      vr.used->flags);
+	CHECK(!vq_enable_notify_and_recheck(&vq) && vr.used->flags == 0,
+	      "enable clears NO_NOTIFY; nothing new -> recheck false");
+	vq_suppress_notify(&vq);
+	set_desc(vr.desc, 0, BUF_GPA, 10, 0, 0);
+	post(0);                                /* the guest saw NO_NOTIFY and did not notify */
+	CHECK(vq_enable_notify_and_recheck(&vq) && vr.used->flags == 0,
+	      "avail idx 1 != last_avail 0 -> recheck true (the buffer that slipped in)");
+	CHECK(vq_pop_avail(&vq, &chain) == 1 && !vq_enable_notify_and_recheck(&vq),
+	      "after popping it the recheck is false again");
+
+	/* with EVENT_IDX: avail_event (= used->ring[num]) instead of the flag */
+	setup(8, false, true);
+	for (unsigned i = 0; i < 2; i++) {
+		set_desc(vr.desc, i, BUF_GPA, 10, 0, 0);
+		post((uint16_t)i);
+		vq_pop_avail(&vq, &chain);
+	}
+	/* last_avail 2: suppress parks avail_event half a wrap behind: 2 - 0x8000 = 0x8002 */
+	vq_suppress_notify(&vq);
+	CHECK(vring_avail_event(&vr) == 0x8002 && vr.used->flags == 0,
+	      "event-idx suppress: avail_event 0x8002, flags untouched (avail_event 0x%x)", vring_avail_event(&vr));
+	/* the guest adding entry 2 (old 2, new 3) must not need a notify */
+	CHECK(!vring_need_event(vring_avail_event(&vr), 3, 2), "guest kick 2->3 after suppress: no notify");
+	CHECK(!vq_enable_notify_and_recheck(&vq) && vring_avail_event(&vr) == 2,
+	      "event-idx enable: avail_event = last_avail = 2, nothing new");
+	CHECK(vring_need_event(vring_avail_event(&vr), 3, 2), "guest kick 2->3 after enable: notify");
+	set_desc(vr.desc, 2, BUF_GPA, 10, 0, 0);
+	post(2);
+	CHECK(vq_enable_notify_and_recheck(&vq), "event-idx recheck true with avail idx 3 != last_avail 2");
+	CHECK(vr.used->flags == 0, "event-idx never writes used->flags");
+}
+
+static void test_should_interrupt(void)
+{
+	/* without EVENT_IDX: the guest's NO_INTERRUPT flag */
+	setup(8, false, false);
+	vq_push_used(&vq, 0, 0);
+	CHECK(vq_should_interrupt(&vq), "avail->flags 0: interrupt");
+	vr.avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	vq_push_used(&vq, 1, 0);
+	CHECK(!vq_should_interrupt(&vq), "VRING_AVAIL_F_NO_INTERRUPT: no interrupt");
+
+	/* with EVENT_IDX: vring_need_event(used_event, now, signalled) */
+	setup(8, false, true);
+	vr.avail->flags = VRING_AVAIL_F_NO_INTERRUPT;   /* ignored with event idx */
+	for (unsigned i = 0; i < 3; i++)
+		vq_push_used(&vq, (uint16_t)i, 0);
+	vring_used_event(&vr) = 1;         /* (3 - 1 - 1) = 1 < (3 - 0) = 3 -> interrupt */
+	CHECK(vq_should_interrupt(&vq), "used_event 1, used 0 -> 3: interrupt (flag ignored)");
+	CHECK(vq.signalled_used == 3, "signalled_used follows to 3");
+	vq_push_used(&vq, 3, 0);           /* (4 - 1 - 1) = 2 < (4 - 3) = 1? no */
+	CHECK(!vq_should_interrupt(&vq), "used_event 1, used 3 -> 4: no interrupt");
+	vq_push_used(&vq, 4, 0);
+	vring_used_event(&vr) = 4;         /* (5 - 4 - 1) = 0 < (5 - 4) = 1 -> interrupt */
+	CHECK(vq_should_interrupt(&vq), "used_event 4, used 4 -> 5: interrupt");
+	vq_push_used(&vq, 5, 0);
+	vring_used_event(&vr) = 7;         /* (6 - 7 - 1) = 65534 < 1? no */
+	CHECK(!vq_should_interrupt(&vq), "used_event 7, used 5 -> 6: no interrupt");
+}
+
+int main(void)
+{
+	mem.host = aligned_alloc(4096, MEM_SIZE);
+	mem.size = MEM_SIZE;
+	if (!mem.host)
+		return 1;
+	test_enable();
+	test_good_chains();
+	test_indirect_good();
+	test_hostile();
+	test_notify_flags();
+	test_should_interrupt();
+	free(mem.host);
+	return check_summary();
+}
