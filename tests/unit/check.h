@@ -21,6 +21,7 @@ static unsigned check_passed, check_failed;
 		}                                                               \
 		printf(__VA_ARGS__);                                            \
 		putchar('\n');                                                  \
+		fflush(stdout); /* keep the lines if a later check crashes */   \
 	} while (0)
 
 static inline int check_summary(void)

@@ -436,6 +436,38 @@ static void test_hostile(void)
 	CHECK(net->sink.frames == 0 && vr.used->idx == 0, "nothing reached the sink");
 }
 
+/* The guest resets the device (Status = 0) while the host has it suppressed
+ * and the timer armed; the expiry then finds a queue without rings.  It must
+ * do nothing -- not write through the reset queue's ring pointers. */
+static void guest_reset(void)
+{
+	uint32_t zero = 0;
+
+	virtio_mmio_access(&net->mmio, VIRTIO_MMIO_STATUS, (uint8_t *)&zero, 4, true);
+}
+
+static void test_reset_while_suppressed(void)
+{
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(2, ONE_DESC);
+	net_tx_on_notify(net);
+	guest_reset();
+	CHECK(!tx->ready && tx->used == NULL, "guest reset: the TX queue has no rings any more");
+	CHECK(!net_tx_on_timeout(net), "rearm: a timer expiring after the reset returns false (no crash)");
+	CHECK(!net_tx_on_notify(net), "a notify after the reset drains nothing");
+
+	setup(HOST_TIMER_ONESHOT, false, false);
+	send_frames(2, ONE_DESC);
+	net_tx_on_notify(net);
+	guest_reset();
+	CHECK(!net_tx_on_timeout(net), "oneshot: a timer expiring after the reset returns false (no crash)");
+
+	/* the device comes back: a re-enabled queue works and is not suppressed */
+	setup(HOST_TIMER_REARM, false, false);
+	send_frames(1, ONE_DESC);
+	CHECK(net_tx_on_notify(net) && vr.used->idx == 1 && no_notify(), "after re-setup the queue works again");
+}
+
 int main(void)
 {
 	if (gmem_map(&vm.mem, MEM_SIZE) < 0) {
@@ -454,6 +486,7 @@ int main(void)
 	test_interrupt_suppression();
 	test_sink();
 	test_hostile();
+	test_reset_while_suppressed();
 	close(net->mmio.irqfd);
 	pthread_mutex_destroy(&net->mmio.lock);
 	free(net);

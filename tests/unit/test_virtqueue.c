@@ -229,6 +229,15 @@ static void test_indirect_good(void)
 	CHECK(chain.buf[0].host[0] == 0xc0 && chain.buf[1].host[0] == 0xc1 && chain.buf[2].host[0] == 0xc2 &&
 	      chain.buf[2].device_writes, "indirect: entries resolved in next order 0, 2, 1");
 
+	/* spec 2.7.5.3.2: normal descriptors followed by one INDIRECT are legal:
+	 * desc 2 (NEXT) -> desc 4 (INDIRECT, 3-entry table 0 -> 2 -> 1) */
+	set_desc(vr.desc, 2, BUF_GPA + 0x3000, 8, VRING_DESC_F_NEXT, 4);
+	post(2);
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.indirect && chain.head == 2 && chain.count == 4 && chain.out_len == 120 &&
+	      chain.in_len == 50, "direct descriptor then an indirect table: count 1 + 3, out 8 + 112, in 50 (rc %d)",
+	      rc);
+
 	/* a table whose chain ends early (entry 0 without NEXT) uses one entry */
 	set_desc(t, 0, BUF_GPA, 12, 0, 0);
 	post(4);
@@ -283,6 +292,14 @@ static void test_hostile(void)
 	set_desc(vr.desc, 1, BUF_GPA, 10, 0, 0);
 	post(0);
 	expect_broken("readable after writable", "readable descriptor after a writable");
+
+	/* the same with a zero-length writable descriptor: in_len stays 0, but
+	 * the order is still wrong */
+	setup(8, false, false);
+	set_desc(vr.desc, 0, BUF_GPA, 0, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
+	set_desc(vr.desc, 1, BUF_GPA, 10, 0, 0);
+	post(0);
+	expect_broken("readable after a zero-length writable", "readable descriptor after a writable");
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, BUF_GPA, 10, 0x10, 0);
