@@ -82,7 +82,8 @@ static int add_buf(struct vq *vq, struct vq_chain *c, const struct vring_desc *d
 
 	if (!host)
 		return vq_fail(vq, "descriptor buffer 0x%llx+%llu lies outside guest RAM", d->addr, d->len);
-	if (!writes && c->in_len)
+	/* The last buffer, not in_len: a zero-length writable one counts too. */
+	if (!writes && c->count && c->buf[c->count - 1].device_writes)
 		return vq_fail(vq, "device-readable descriptor after a writable one (head %llu, hop %llu)",
 			       c->head, c->count);
 	if (c->count >= VQ_MAX_CHAIN)
@@ -201,6 +202,8 @@ static uint16_t *avail_event_ptr(struct vq *vq)
  * guest will not cross soon (half a ring-wrap behind us). */
 void vq_suppress_notify(struct vq *vq)
 {
+	if (!vq->ready)         /* reset or never enabled: no rings to write */
+		return;
 	if (vq->event_idx)
 		__atomic_store_n(avail_event_ptr(vq), (uint16_t)(vq->last_avail - 0x8000), __ATOMIC_RELAXED);
 	else
@@ -209,6 +212,8 @@ void vq_suppress_notify(struct vq *vq)
 
 bool vq_enable_notify_and_recheck(struct vq *vq)
 {
+	if (!vq->ready)         /* a timer can outlive a device reset */
+		return false;
 	if (vq->event_idx)
 		__atomic_store_n(avail_event_ptr(vq), vq->last_avail, __ATOMIC_RELAXED);
 	else

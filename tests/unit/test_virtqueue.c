@@ -408,6 +408,14 @@ static void test_notify_flags(void)
 	post(2);
 	CHECK(vq_enable_notify_and_recheck(&vq), "event-idx recheck true with avail idx 3 != last_avail 2");
 	CHECK(vr.used->flags == 0, "event-idx never writes used->flags");
+
+	/* after a device reset (vq_reset) the queue has no rings: a late timer's
+	 * suppress / enable must not write through them */
+	setup(8, false, false);
+	vq_reset(&vq);
+	vq_suppress_notify(&vq);
+	CHECK(!vq_enable_notify_and_recheck(&vq) && vq.used == NULL && vr.used->flags == 0,
+	      "suppress / enable on a reset queue do nothing and report no work");
 }
 
 static void test_should_interrupt(void)
