@@ -10,6 +10,8 @@
  */
 #include "console.h"
 
+#include "diag.h"
+
 #include <errno.h>
 #include <linux/virtio_console.h>
 #include <linux/virtio_ids.h>
@@ -153,6 +155,10 @@ static void *console_input_thread(void *arg)
 		if (n <= 0)
 			return NULL;   /* EOF: the guest simply gets no more input */
 		pthread_mutex_lock(&con->mmio.lock);
+		if (con->closed) {
+			pthread_mutex_unlock(&con->mmio.lock);
+			return NULL;
+		}
 		con->pending_len = n;
 		con->pending_off = 0;
 		console_deliver(con);
@@ -166,7 +172,14 @@ int console_start_input(struct console *con, int in_fd)
 
 	con->in_fd = in_fd;
 	if (pthread_create(&th, NULL, console_input_thread, con))
-		return -1;
+		return diag_fail("console: cannot start the input thread");
 	pthread_detach(th);
 	return 0;
+}
+
+void console_close(struct console *con)
+{
+	pthread_mutex_lock(&con->mmio.lock);
+	con->closed = true;
+	pthread_mutex_unlock(&con->mmio.lock);
 }

@@ -18,10 +18,13 @@ struct console {
 	uint8_t pending[4096];
 	uint32_t pending_len, pending_off;
 	int in_fd;
+	bool closed;                /* the run is over: touch no guest memory */
 };
 
 void console_init(struct console *con, struct vm *vm, unsigned index, int out_fd);
 /* Start the thread that reads stdin into the receiveq. */
 int console_start_input(struct console *con, int in_fd);
+/* Stop delivering input before guest memory goes away. */
+void console_close(struct console *con);
 
 #endif

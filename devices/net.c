@@ -120,6 +120,7 @@ bool net_tx_on_timeout(struct net *net)
 	adapt_timeout(net, n);
 	if (n) {
 		net->st.timer_drains_work++;
+		net_tx_suppress(net);   /* with event idx the mark drifts; renew it */
 		return true;            /* still busy: stay suppressed, poll again */
 	}
 	net->st.timer_drains_empty++;

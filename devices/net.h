@@ -4,7 +4,7 @@
  * Queues: receiveq 0, transmitq 1.  The transmit side is the experiment:
  * a guest notify drains the ring, sets VRING_USED_F_NO_NOTIFY and arms a
  * one-shot timer; the timer drains again and keeps the guest quiet while it
- * finds work (docs/semantics.md, design section 5).  Two execution models:
+ * finds work (docs/architecture.md, "The path of one notify").  Two execution models:
  * lguest (notifies are MMIO exits handled on the vCPU thread, timer expiries
  * kick the vCPU out) and threaded (ioeventfd, a device thread, irqfd).
  */
@@ -36,7 +36,7 @@ struct net_tx_stats {
 	uint64_t timeouts;            /* timer expiries */
 	uint64_t timer_drains_work;   /* expiries that found buffers */
 	uint64_t timer_drains_empty;
-	uint64_t recheck_hits;        /* buffers that slipped in while re-enabling notifies */
+	uint64_t recheck_hits;        /* times buffers slipped in while re-enabling notifies */
 	uint64_t buffers_by_notify, buffers_by_timer;
 	uint64_t buffers_indirect, descriptors;
 	uint64_t interrupts;

@@ -58,7 +58,8 @@ void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why)
 {
 	if (dev->needs_reset)
 		return;
-	snprintf(dev->error, sizeof(dev->error), "virtio-%s: %s -- device needs reset", dev->ops->name, why);
+	if (!dev->errors++)
+		snprintf(dev->error, sizeof(dev->error), "virtio-%s: %s -- device needs reset", dev->ops->name, why);
 	dev->needs_reset = true;
 	__atomic_fetch_or(&dev->status, VIRTIO_CONFIG_S_NEEDS_RESET, __ATOMIC_SEQ_CST);
 	__atomic_fetch_or(&dev->interrupt_status, VIRTIO_MMIO_INT_CONFIG, __ATOMIC_SEQ_CST);
@@ -108,7 +109,6 @@ static void reset_device(struct virtio_mmio_dev *dev)
 		vq_reset(&dev->vqs[q]);
 	dev->driver_features = 0;
 	dev->needs_reset = false;
-	dev->error[0] = 0;
 	__atomic_store_n(&dev->interrupt_status, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&dev->status, 0, __ATOMIC_SEQ_CST);
 }

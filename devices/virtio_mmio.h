@@ -47,8 +47,9 @@ struct virtio_mmio_dev {
 	uint32_t interrupt_status;  /* atomic: raised by device threads */
 	uint64_t interrupts;        /* interrupts injected */
 	struct vq vqs[VIRTIO_MMIO_MAX_QUEUES];
-	char error[256];            /* why DEVICE_NEEDS_RESET was set */
-	bool needs_reset;
+	char error[256];            /* why DEVICE_NEEDS_RESET was first set */
+	bool needs_reset;           /* now; a driver reset clears it */
+	uint64_t errors;            /* times it was set; survives resets */
 	/* Serialises register writes (vCPU thread) against device threads that
 	 * walk the queues, so a reset can never pull a ring from under a drain.
 	 * Held while ops->queue_notify runs. */

@@ -118,6 +118,8 @@ static int walk_indirect(struct vq *vq, struct vq_chain *c, const struct vring_d
 
 		if (d.flags & VRING_DESC_F_INDIRECT)
 			return vq_fail(vq, "nested indirect descriptor in table entry %llu (head %llu)", i, c->head);
+		if (d.flags & ~(VRING_DESC_F_NEXT | VRING_DESC_F_WRITE))
+			return vq_fail(vq, "unknown flags 0x%llx in indirect table entry %llu", d.flags, i);
 		if (add_buf(vq, c, &d) < 0)
 			return -1;
 		if (!(d.flags & VRING_DESC_F_NEXT))

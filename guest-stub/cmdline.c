@@ -5,6 +5,7 @@
 #include "cmdline.h"
 
 #include "lib.h"
+#include "lkvm_frame.h"
 
 int word_eq(const char *s, uint32_t len, const char *w)
 {
@@ -116,11 +117,11 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &p->bytes))
 				return bad("bytes", v, vlen);
 		} else if (starts(w, len, "lkvm.frame=", &v, &vlen)) {
-			if (!parse_u64(v, vlen, &n) || n > 0xffff)
+			if (!parse_u64(v, vlen, &n) || n < LKVM_FRAME_MIN || n > LKVM_FRAME_MAX - 12)
 				return bad("frame", v, vlen);
 			p->frame = (uint32_t)n;
 		} else if (starts(w, len, "lkvm.ring=", &v, &vlen)) {
-			if (!parse_u64(v, vlen, &n) || n > 1024)
+			if (!parse_u64(v, vlen, &n) || n < 2 || n > 1024 || (n & (n - 1)))
 				return bad("ring", v, vlen);
 			p->ring = (uint32_t)n;
 		} else if (starts(w, len, "lkvm.status=", &v, &vlen)) {

@@ -10,7 +10,7 @@
 
 int console_drv_init(uint64_t base, unsigned irq);
 void console_write(const char *s, size_t n);
-/* Wait (hlt if `halt`) for input; copies at most `max` bytes, returns count. */
+/* Sleep in hlt until input arrives; copies at most `max` bytes, returns count. */
 size_t console_read(char *buf, size_t max);
 
 #endif

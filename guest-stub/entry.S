@@ -141,6 +141,8 @@ vec_stubs:
 	.p2align 4
 .if v == 6
 	jmp svc_or_ud
+.elseif v == LKVM_KICK_VECTOR
+	jmp kick_entry
 .elseif v >= 0x20
 	jmp irq_entry
 .elseif (v == 8) || (v >= 10 && v <= 14) || (v == 17) || (v == 21) || (v == 29) || (v == 30)
@@ -167,6 +169,14 @@ svc_or_ud:
 1:	pushq $0
 	pushq $6
 	jmp fault
+
+/* The launcher's kick only has to make the vCPU leave KVM_RUN: EOI, no count. */
+kick_entry:
+	push %rax
+	mov $LAPIC, %eax
+	movl $0, 0xb0(%rax)
+	pop %rax
+	iretq
 
 irq_entry:
 	push %rax

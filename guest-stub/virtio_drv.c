@@ -245,6 +245,8 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 	q->chain_len[head] = 0;
 	token = q->token[head];
 	q->last_used++;
+	if (q->event_idx && q->interrupts_off)   /* keep used_event out of reach */
+		vring_used_event(&q->vr) = q->last_used - 0x8000;
 	if (len)
 		*len = e.len;
 	return token;
@@ -252,14 +254,16 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 
 void gvq_disable_interrupts(struct gvq *q)
 {
+	q->interrupts_off = true;
 	if (q->event_idx)
-		vring_used_event(&q->vr) = q->last_used - 1 - 0x8000; /* far behind: never crossed soon */
+		vring_used_event(&q->vr) = q->last_used - 0x8000; /* half a wrap away */
 	else
 		q->vr.avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
 }
 
 bool gvq_enable_interrupts(struct gvq *q)
 {
+	q->interrupts_off = false;
 	if (q->event_idx)
 		*(volatile uint16_t *)&vring_used_event(&q->vr) = q->last_used;
 	else

@@ -3,9 +3,11 @@
  *
  * A device is found from a virtio_mmio.device= word; virtio_drv_probe() does
  * the status dance and feature negotiation, gvq_setup() allocates and
- * announces a queue.  The queue keeps private shadows of everything it wrote
- * (free list, avail index, chain lengths) and distrusts what the device
- * writes (used ids are checked against outstanding heads).
+ * announces a queue.  The queue keeps its own copies of what the device
+ * must not change under it (published avail index, chain lengths, tokens;
+ * the free list lives in the descriptors' next fields, which the device
+ * only reads) and distrusts what the device writes (used ids are checked
+ * against outstanding heads).
  */
 #ifndef VIRTIO_DRV_H
 #define VIRTIO_DRV_H
@@ -38,6 +40,7 @@ struct gvq {
 	uint16_t avail_published;
 	uint16_t last_used;
 	bool event_idx;
+	bool interrupts_off;
 	struct notify_policy policy;
 	uint16_t *chain_len;        /* per head: ring descriptors it holds */
 	void **token;               /* per head: caller's cookie */

@@ -59,12 +59,27 @@ static unsigned make_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, 
 	return nseg;
 }
 
-/* Wait until the host used something: spin, or sleep with the interrupt on. */
+/* A host that found our ring broken stops using it; don't wait forever. */
+static void give_up_if_broken(struct net_drv *n)
+{
+	if (virtio_drv_needs_reset(&n->dev)) {
+		printf("raw: the device needs a reset -- stopping\n");
+		guest_exit(LKVM_STATUS_FAILED);
+	}
+}
+
+/* Wait until the host used something: spin, or sleep with the interrupt on.
+ * Spinning looks at the status register (an exit) only every 2^22 turns. */
 static void wait_for_used(struct net_drv *n, int halt)
 {
+	uint64_t spins = 0;
+
 	if (!halt) {
 		while (!gvq_has_used(&n->tx))
-			cpu_relax();
+			if (!(++spins & ((1u << 22) - 1)))
+				give_up_if_broken(n);
+			else
+				cpu_relax();
 		return;
 	}
 	while (!gvq_has_used(&n->tx)) {
@@ -75,6 +90,7 @@ static void wait_for_used(struct net_drv *n, int halt)
 			halt_until_irq(seen);
 		}
 		virtio_drv_ack_interrupt(&n->dev);
+		give_up_if_broken(n);
 	}
 	gvq_disable_interrupts(&n->tx);
 }
@@ -94,9 +110,12 @@ int workload_raw(const struct params *p)
 	if (!w || net_drv_init(&n, w, p) < 0)
 		return LKVM_STATUS_FAILED;
 	frames = (p->bytes + payload - 1) / payload;
-	pool = alloc_pages((uint64_t)stride * p->ring);
-	free_bufs = alloc_pages(sizeof(*free_bufs) * p->ring);
-	for (uint32_t i = 0; i < p->ring; i++)
+	/* Twice as many buffers as ring slots: it must be the ring that runs
+	 * out first (the seed's full-ring path), even with one descriptor per
+	 * buffer. */
+	pool = alloc_pages((uint64_t)stride * 2 * p->ring);
+	free_bufs = alloc_pages(sizeof(*free_bufs) * 2 * p->ring);
+	for (uint32_t i = 0; i < 2 * p->ring; i++)
 		free_bufs[nfree++] = pool + (uint64_t)i * stride;   /* headers stay zero: no offloads */
 
 	printf("raw: %lu bytes in %lu frames of %u bytes, ring %u, %u segment(s), policy %s\n",

@@ -110,7 +110,8 @@ void run_usage(FILE *f)
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n"
-"Exit status: the guest's own status; 1 host error; 2 usage; 124 --max-seconds;\n"
+"Exit status: the guest's own status; 1 host error; 2 usage; 3 transferred data\n"
+"failed the host's check; 124 --max-seconds;\n"
 "125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n",
 		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE);
 }

@@ -456,7 +456,7 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "vm_exits_interrupted", rs->exits_interrupted);
 	stats_u64(st, "io_unknown_port", rs->io_unknown);
 	stats_u64(st, "mmio_unknown_address", rs->mmio_unknown);
-	stats_u64(st, "device_errors", rs->con.mmio.needs_reset + rs->net.mmio.needs_reset);
+	stats_u64(st, "device_errors", rs->con.mmio.errors + rs->net.mmio.errors);
 	stats_str(st, "launcher_cap_effective", rs->cap_eff);
 	stats_u64(st, "guest_report", rs->have_report);
 	if (rs->have_report) {
@@ -483,8 +483,8 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 /* The exit code, after naming the reason on stderr if it is not success. */
 static int finish(struct run_state *rs)
 {
-	const struct virtio_mmio_dev *broken = rs->net.mmio.needs_reset ? &rs->net.mmio
-					     : rs->con.mmio.needs_reset ? &rs->con.mmio : NULL;
+	const struct virtio_mmio_dev *broken = rs->net.mmio.errors ? &rs->net.mmio
+					     : rs->con.mmio.errors ? &rs->con.mmio : NULL;
 	bool raw = !strcmp(rs->o->workload, "raw") && !strcmp(rs->o->fault, "none");
 
 	switch (rs->end) {
@@ -559,7 +559,9 @@ int lkvm_run(const struct run_options *o)
 	 * no run to describe (a bad image, no /dev/kvm). */
 	if (build_guest(&rs) < 0 || set_vcpu_signal_mask(&rs) < 0 || drop_privileges(&rs) < 0 ||
 	    net_start(&rs.net, vcpu_thread) < 0 || console_start_input(&rs.con, STDIN_FILENO) < 0 ||
-	    pthread_create(&sig_thread, NULL, signal_thread, &rs)) {
+	    (pthread_create(&sig_thread, NULL, signal_thread, &rs) &&
+	     diag_fail("cannot start the signal thread") < 0)) {
+		console_close(&rs.con);
 		diag_print();
 		net_stop(&rs.net);
 		vm_destroy(&rs.vm);
@@ -572,6 +574,7 @@ int lkvm_run(const struct run_options *o)
 	pthread_cancel(sig_thread);
 	pthread_join(sig_thread, NULL);
 	net_stop(&rs.net);
+	console_close(&rs.con);
 	rs.t_end = now_s();
 
 	collect_stats(&rs, &st);

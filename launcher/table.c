@@ -72,6 +72,16 @@ struct table {
 	int interrupted;
 };
 
+/* Ctrl-C reaches the running child too (same process group); SIGTERM sent
+ * to us alone is passed on.  Either way the child prints its stats and
+ * exits, and the table prints what it has. */
+static volatile sig_atomic_t table_signal;
+
+static void on_table_signal(int sig)
+{
+	table_signal = sig;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -268,7 +278,8 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 	}
 	close(efd);
 	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+		if (table_signal)
+			kill(pid, table_signal);
 	status = pid < 0 ? EXIT_ERROR : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (status) {
 		last_error_line(errf, why, why_size);
@@ -656,6 +667,12 @@ int table_main(int argc, char **argv)
 	if ((rc = build_rows(&t, rows)) || (rc = check_passthrough(&t)))
 		return rc;
 
+	{
+		struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	t.total = t.nmodels * t.nrows * t.repeat;
 	t.t0 = now_s();
 	for (unsigned mi = 0; mi < t.nmodels && !t.interrupted; mi++)
@@ -667,10 +684,11 @@ int table_main(int argc, char **argv)
 				int st;
 
 				progress(&t, t.models[mi], r, k + 1);
-				st = run_one(&t, t.models[mi], r, r->v[r->n], why, sizeof(why));
+				st = table_signal ? 128 + table_signal
+						  : run_one(&t, t.models[mi], r, r->v[r->n], why, sizeof(why));
 				t.done++;
-				if (st == 128 + SIGINT || st == 128 + SIGTERM) {
-					t.interrupted = st;
+				if (table_signal || st == 128 + SIGINT || st == 128 + SIGTERM) {
+					t.interrupted = table_signal ? 128 + table_signal : st;
 					snprintf(r->failed, sizeof(r->failed), "interrupted");
 					break;
 				}
@@ -683,6 +701,11 @@ int table_main(int argc, char **argv)
 			summarise(r);
 			failed |= r->failed[0] != 0;
 		}
+	for (unsigned mi = 0; mi < t.nmodels; mi++)
+		for (unsigned i = 0; i < t.nrows; i++)
+			if (!t.rows[mi][i].n && !t.rows[mi][i].failed[0])
+				snprintf(t.rows[mi][i].failed, sizeof(t.rows[mi][i].failed),
+					 "not run: the sweep was interrupted");
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
 	printf("lguest-kvm table, experiment %s:", t.experiment);

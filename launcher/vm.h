@@ -1,6 +1,6 @@
 /*
  * vm.h -- a KVM virtual machine with one vCPU, an in-kernel irqchip and one
- * slot of guest RAM.  Everything here is setup; the run loop is in vcpu_run.c.
+ * slot of guest RAM.  Everything here is setup; the run loop is in run.c.
  */
 #ifndef VM_H
 #define VM_H
@@ -36,7 +36,8 @@ void vm_kick_vcpu(struct vm *vm, pthread_t vcpu_thread);
 int vm_add_ioeventfd(struct vm *vm, uint64_t gpa, uint32_t value, int efd);
 /* Writing 1 to `efd` raises edge-triggered IOAPIC line `gsi`. */
 int vm_add_irqfd(struct vm *vm, unsigned gsi, int efd);
-/* Pulse IOAPIC line `gsi` from the vCPU thread (lguest model). */
+/* Pulse IOAPIC line `gsi` (devices without an irqfd: the console, and net
+ * in the lguest model). */
 int vm_pulse_irq(struct vm *vm, unsigned gsi);
 
 #endif

@@ -40,4 +40,20 @@ for seg in 1 3; do
 		sh -c "[ $(rc_of seg) = 0 ] && [ $(json_get "$TMP/s.json" tx_verify) = ok ] && \
 		       [ $(json_get "$TMP/s.json" tx_descriptors) = $(( $(json_get "$TMP/s.json" tx_frames) * seg )) ]"
 done
+for model in threaded lguest; do
+	for ind in never always threshold threshold:40; do
+		run_lkvm ind run --quiet --bytes 64M --segments 3 --model $model --indirect $ind --stats-json "$TMP/i.json"
+		j() { json_get "$TMP/i.json" "$1"; }
+		check "$model --indirect $ind: exit 0, 64 MiB verified" \
+			sh -c "[ $(rc_of ind) = 0 ] && [ $(j tx_verify) = ok ] && [ $(j tx_payload_bytes) = $BYTES ]"
+		check "$model --indirect $ind: host and guest agree on indirect buffers" \
+			[ "$(j tx_buffers_indirect)" = "$(j guest_tx_buffers_indirect)" ]
+		check "$model --indirect $ind: direct + indirect = frames" \
+			[ $(( $(j guest_tx_buffers_direct) + $(j guest_tx_buffers_indirect) )) = $FRAMES ]
+		case $ind in
+		never) check "$model never: no indirect buffer" [ "$(j tx_buffers_indirect)" = 0 ] ;;
+		always) check "$model always: every buffer indirect" [ "$(j tx_buffers_indirect)" = $FRAMES ] ;;
+		esac
+	done
+done
 finish

@@ -61,6 +61,16 @@ for bad in "--repeat 0" "--workload tcp" "--rows 10,banana" "--experiment foo" "
 		sh -c "[ $(rc_of u) = 2 ] && [ $(wc -l <"$TMP/u.err") = 1 ]"
 done
 
+before=$(ls /tmp/lkvm-table-* 2>/dev/null | wc -l)
+"$LKVM" table --rows 10,20,30 --model lguest </dev/null >"$TMP/int.out" 2>"$TMP/int.err" &
+pid=$!
+sleep 3
+kill -INT $pid
+wait $pid
+check "SIGINT mid-sweep -> exit 130" [ $? = 130 ]
+check "interrupted rows say so, no numbers" [ "$(grep -c 'FAILED: .*interrupted' "$TMP/int.out")" = 3 ]
+check "no temporary files left behind" [ "$(ls /tmp/lkvm-table-* 2>/dev/null | wc -l)" = "$before" ]
+
 run_lkvm i table --experiment indirect --rows never,always,threshold --bytes 16M --repeat 1 \
 	--model threaded --json "$TMP/i.json"
 check "indirect experiment exits 0" [ "$(rc_of i)" = 0 ]
