@@ -64,6 +64,8 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 /* After the VM exists: ioeventfd/irqfd (threaded) and the timer thread. */
 int net_start(struct net *net, pthread_t vcpu_thread);
 void net_stop(struct net *net);
+/* Pin a thread to a CPU when the machine has two or more. */
+void pin_thread(pthread_t thread, int cpu);
 /* lguest model: called on the vCPU thread after KVM_RUN was interrupted. */
 void net_vcpu_poll(struct net *net);
 

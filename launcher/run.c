@@ -567,6 +567,7 @@ int lkvm_run(const struct run_options *o)
 		vm_destroy(&rs.vm);
 		return EXIT_ERROR;
 	}
+	pin_thread(vcpu_thread, 0);
 	if (o->max_seconds)
 		alarm(o->max_seconds);
 	run_vcpu(&rs);
