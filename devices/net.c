@@ -226,7 +226,10 @@ static void *net_tx_thread(void *arg)
 			}
 		}
 		pthread_mutex_lock(&net->mmio.lock);
-		if ((kick && net_tx_on_notify(net)) | (expired && net_tx_on_timeout(net)))
+		bool arm = kick && net_tx_on_notify(net);
+		if (expired && net_tx_on_timeout(net))
+			arm = true;
+		if (arm)
 			arm_timer(net);
 		pthread_mutex_unlock(&net->mmio.lock);
 	}

@@ -124,6 +124,14 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &n) || n < 2 || n > 1024 || (n & (n - 1)))
 				return bad("ring", v, vlen);
 			p->ring = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.pace_ns=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > 10000000)
+				return bad("pace_ns", v, vlen);
+			p->pace_ns = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.tsc_khz=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > 0xffffffffu)
+				return bad("tsc_khz", v, vlen);
+			p->tsc_khz = (uint32_t)n;
 		} else if (starts(w, len, "lkvm.status=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n > 255)
 				return bad("status", v, vlen);

@@ -25,6 +25,7 @@ struct params {
 	uint64_t bytes;
 	uint32_t frame, ring, segments;
 	uint32_t boot_status;          /* the boot workload's exit status */
+	uint32_t pace_ns, tsc_khz;     /* per-frame work, and the TSC rate to time it */
 	int wait_halt;
 	enum indirect_kind indirect;
 	uint32_t indirect_threshold;   /* 0: max(16, ring/8) */

@@ -81,6 +81,7 @@ int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t nu
 	q->chain_len = alloc_pages(num * sizeof(*q->chain_len));
 	q->token = alloc_pages(num * sizeof(*q->token));
 	q->indirect_table = alloc_pages(num * sizeof(*q->indirect_table));
+	q->indirect_entries = alloc_pages(num);
 	for (uint16_t i = 0; i + 1 < num; i++)
 		q->vr.desc[i].next = i + 1;
 	q->num_free = num;
@@ -124,6 +125,8 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 	unsigned need = indirect ? 1 : n;
 	uint16_t head = q->free_head, i = head;
 
+	if (n == 0 || n > q->num)
+		return false;
 	if (indirect && n > ITABLE_MAX)
 		indirect = false, need = n;
 	if (q->num_free < need) {
@@ -144,6 +147,7 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 		q->vr.desc[head].flags = VRING_DESC_F_INDIRECT;
 		q->free_head = q->vr.desc[head].next;
 		q->indirect_table[head] = t;
+		q->indirect_entries[head] = (uint8_t)n;
 		q->bufs_indirect++;
 	} else {
 		uint16_t last = head;
@@ -230,7 +234,8 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 	}
 	n = q->chain_len[head];
 	if (q->indirect_table[head]) {
-		itable_release(q->indirect_table[head], q->vr.desc[head].len / sizeof(struct vring_desc));
+		/* Our own record of the size, not desc.len: the device can write that. */
+		itable_release(q->indirect_table[head], q->indirect_entries[head]);
 		q->indirect_table[head] = 0;
 	}
 	/* Return the chain to the free list: walk our own links. */

@@ -3,11 +3,12 @@
  *
  * A device is found from a virtio_mmio.device= word; virtio_drv_probe() does
  * the status dance and feature negotiation, gvq_setup() allocates and
- * announces a queue.  The queue keeps its own copies of what the device
- * must not change under it (published avail index, chain lengths, tokens;
- * the free list lives in the descriptors' next fields, which the device
- * only reads) and distrusts what the device writes (used ids are checked
- * against outstanding heads).
+ * announces a queue.  The queue keeps its own copies of what it must not
+ * take back from shared memory (published avail index, chain lengths,
+ * tokens, indirect table sizes) and checks what the device writes (used ids
+ * against outstanding heads).  The free list runs through the descriptors'
+ * next fields, as in Linux: a device that rewrites those breaks only its
+ * own guest.
  */
 #ifndef VIRTIO_DRV_H
 #define VIRTIO_DRV_H
@@ -45,6 +46,7 @@ struct gvq {
 	uint16_t *chain_len;        /* per head: ring descriptors it holds */
 	void **token;               /* per head: caller's cookie */
 	struct vring_desc **indirect_table; /* per head: table to free, or 0 */
+	uint8_t *indirect_entries;  /* per head: that table's size class */
 	/* counters reported to the launcher */
 	uint64_t kicks, notifies, suppressed, forced, ring_full, full_reads_zero;
 	uint64_t bufs_direct, bufs_indirect, descs_used;

@@ -100,7 +100,7 @@ int workload_raw(const struct params *p)
 	static struct net_drv n;
 	const struct mmio_window *w = find_device(p, 1);
 	uint32_t payload = p->frame - LKVM_FRAME_HDR;
-	uint64_t frames, seq, bytes_left = p->bytes, t0;
+	uint64_t frames, seq, bytes_left = p->bytes, t0, pace_ticks;
 	uint32_t stride = (NET_HDR + p->frame + 63) & ~63u;
 	uint8_t *pool, **free_bufs;
 	unsigned nfree = 0;
@@ -120,6 +120,7 @@ int workload_raw(const struct params *p)
 
 	printf("raw: %lu bytes in %lu frames of %u bytes, ring %u, %u segment(s), policy %s\n",
 	       p->bytes, frames, p->frame, p->ring, p->segments, p->policy);
+	pace_ticks = (uint64_t)p->pace_ns * p->tsc_khz / 1000000;
 	t0 = rdtsc();
 	for (seq = 0; seq < frames; seq++) {
 		uint32_t len = bytes_left < payload ? (uint32_t)bytes_left : payload;
@@ -136,6 +137,14 @@ int workload_raw(const struct params *p)
 				free_bufs[nfree++] = done;
 		}
 		buf = free_bufs[--nfree];
+		if (pace_ticks) {
+			/* Stand-in for the per-packet work of a 2008 guest (TCP/IP,
+			 * socket copy): the host sees frames at that rate. */
+			uint64_t until = rdtsc() + pace_ticks;
+
+			while (rdtsc() < until)
+				cpu_relax();
+		}
 		fill_frame(buf + NET_HDR, len, seq, n.mac);
 		nseg = make_segments(seg, p->segments, buf, LKVM_FRAME_HDR + len);
 		while (!gvq_add(q, seg, nseg, buf,

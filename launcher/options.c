@@ -94,6 +94,8 @@ void run_usage(FILE *f)
 "  --segments N         descriptors per frame, 1..16 (default 2: header, frame)\n"
 "  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (default dynamic)\n"
 "  --wait W             spin | halt: how the guest waits on a full ring (default spin)\n"
+"  --pace-ns N          guest work per frame before it is queued, e.g. 24000 for the\n"
+"                       ~24 us per packet of 2008's guest TCP stack (default 0)\n"
 "  --indirect I         never | always | threshold[:N] (default never)\n"
 "  --boot-status N      test aid: the boot workload exits with status N\n"
 "  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
@@ -143,7 +145,7 @@ static bool valid_fault(const char *s)
 int run_options_parse(struct run_options *o, int argc, char **argv)
 {
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
-	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS, O_BOOT_STATUS };
+	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS, O_BOOT_STATUS, O_PACE };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -162,6 +164,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "quiet", no_argument, 0, O_QUIET },
 		{ "max-seconds", required_argument, 0, O_MAX_SECONDS },
 		{ "boot-status", required_argument, 0, O_BOOT_STATUS },
+		{ "pace-ns", required_argument, 0, O_PACE },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
@@ -246,6 +249,10 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		case O_MAX_SECONDS:
 			if (!parse_u32(optarg, 1, 86400, &o->max_seconds))
 				return usage_error("--max-seconds '%s': give 1..86400", optarg);
+			break;
+		case O_PACE:
+			if (!parse_u32(optarg, 0, 10000000, &o->pace_ns))
+				return usage_error("--pace-ns '%s': give 0..10000000", optarg);
 			break;
 		case O_BOOT_STATUS:
 			if (!parse_u32(optarg, 0, 255, &o->boot_status))

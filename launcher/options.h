@@ -19,6 +19,7 @@ struct run_options {
 	uint64_t bytes;
 	uint32_t frame, ring, segments;
 	uint32_t boot_status;       /* test aid: the boot workload exits with it */
+	uint32_t pace_ns;           /* guest work per frame, in ns (0: none) */
 	const char *wait;           /* spin | halt */
 	const char *indirect;       /* never | always | threshold[:N] */
 	const char *fault;          /* none | exception | triple | hang | hostile-... */

@@ -116,15 +116,16 @@ static const char *default_guest(char *buf, size_t size)
 	return buf;
 }
 
-static int build_cmdline(const struct run_options *o, char *buf, size_t size)
+static int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size_t size)
 {
 	int n = snprintf(buf, size,
 		"console=hvc0 virtio_mmio.device=4K@0x%x:%u virtio_mmio.device=4K@0x%x:%u "
 		"lkvm.workload=%s lkvm.policy=%s lkvm.bytes=%llu lkvm.frame=%u lkvm.ring=%u "
-		"lkvm.segments=%u lkvm.wait=%s lkvm.indirect=%s lkvm.fault=%s lkvm.status=%u",
+		"lkvm.segments=%u lkvm.wait=%s lkvm.indirect=%s lkvm.fault=%s lkvm.status=%u "
+		"lkvm.pace_ns=%u lkvm.tsc_khz=%u",
 		LKVM_MMIO_BASE, LKVM_IRQ_BASE, LKVM_MMIO_BASE + LKVM_MMIO_SIZE, LKVM_IRQ_BASE + 1,
 		o->workload, o->policy, (unsigned long long)o->bytes, o->frame, o->ring,
-		o->segments, o->wait, o->indirect, o->fault, o->boot_status);
+		o->segments, o->wait, o->indirect, o->fault, o->boot_status, o->pace_ns, tsc_khz);
 
 	return n < (int)size ? 0 : diag_fail("guest command line too long");
 }
@@ -136,7 +137,7 @@ static int build_guest(struct run_state *rs)
 	uint8_t *image;
 	size_t size;
 	uint32_t entry;
-	int rc;
+	int rc, tsc_khz;
 
 	if (elf_read_file(path, &image, &size) < 0)
 		return -1;
@@ -146,10 +147,15 @@ static int build_guest(struct run_state *rs)
 	}
 	rc = elf_load_pvh(path, image, size, &rs->vm.mem, &entry);
 	free(image);
-	if (rc < 0 || build_cmdline(rs->o, cmdline, sizeof(cmdline)) < 0 ||
-	    pvh_write_start_info(&rs->vm.mem, cmdline) < 0)
+	if (rc < 0 || vm_create_vcpu_pvh(&rs->vm, entry, LKVM_START_INFO_GPA) < 0)
 		return -1;
-	return vm_create_vcpu_pvh(&rs->vm, entry, LKVM_START_INFO_GPA);
+	/* The guest times --pace-ns with its TSC; KVM knows the TSC rate. */
+	tsc_khz = ioctl(rs->vm.vcpu_fd, KVM_GET_TSC_KHZ, 0);
+	if (tsc_khz <= 0 && rs->o->pace_ns)
+		return diag_fail("KVM_GET_TSC_KHZ: %s -- --pace-ns needs the guest TSC rate", strerror(errno));
+	if (build_cmdline(rs->o, tsc_khz > 0 ? (unsigned)tsc_khz : 0, cmdline, sizeof(cmdline)) < 0)
+		return -1;
+	return pvh_write_start_info(&rs->vm.mem, cmdline);
 }
 
 /* ---- 3. privileges ---- */
@@ -419,6 +425,7 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_str(st, "guest_policy", rs->o->policy);
 	stats_u64(st, "ring_size", rs->o->ring);
 	stats_u64(st, "frame_bytes", rs->o->frame);
+	stats_u64(st, "guest_pace_ns", rs->o->pace_ns);
 	stats_f64(st, "tx_transfer_seconds", xfer);
 	stats_u64(st, "tx_payload_bytes", sink->payload_bytes);
 	stats_u64(st, "tx_frames", sink->frames);

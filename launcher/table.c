@@ -110,7 +110,7 @@ static void table_usage(FILE *f)
 "  --json FILE          write every sample and the medians as JSON\n"
 "  --plot FILE          draw seconds and notifies against threshold (.svg or .png, gnuplot)\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
-"  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem\n"
+"  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns\n"
 "  --workload raw       (the only workload so far)\n"
 "  --net sink           (the only backend so far)\n"
 "\n"
@@ -563,6 +563,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		{ "host-timer", required_argument, 0, O_PASS },
 		{ "wait", required_argument, 0, O_PASS },
 		{ "mem", required_argument, 0, O_PASS },
+		{ "pace-ns", required_argument, 0, O_PASS },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
