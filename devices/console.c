@@ -111,9 +111,7 @@ static void console_config_read(struct virtio_mmio_dev *dev, uint32_t off, void 
 	struct virtio_console_config cfg = { .cols = 80, .rows = 25, .max_nr_ports = 1 };
 
 	(void)dev;
-	memset(data, 0, len);
-	if (off < sizeof(cfg))
-		memcpy(data, (uint8_t *)&cfg + off, len < sizeof(cfg) - off ? len : sizeof(cfg) - off);
+	virtio_mmio_config_copy(data, len, off, &cfg, sizeof(cfg));
 }
 
 static const struct virtio_dev_ops console_ops = {

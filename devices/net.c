@@ -166,9 +166,7 @@ static void net_config_read(struct virtio_mmio_dev *dev, uint32_t off, void *dat
 
 	memset(&cfg, 0, sizeof(cfg));
 	memcpy(cfg.mac, net->cfg.mac, 6);
-	memset(data, 0, len);
-	if (off < sizeof(cfg))
-		memcpy(data, (uint8_t *)&cfg + off, len < sizeof(cfg) - off ? len : sizeof(cfg) - off);
+	virtio_mmio_config_copy(data, len, off, &cfg, sizeof(cfg));
 }
 
 static const struct virtio_dev_ops net_ops = {

@@ -41,9 +41,9 @@ bool virtio_mmio_has_feature(const struct virtio_mmio_dev *dev, unsigned bit)
 	return dev->driver_features & (1ull << bit);
 }
 
-void virtio_mmio_signal_used(struct virtio_mmio_dev *dev)
+static void raise_interrupt(struct virtio_mmio_dev *dev, uint32_t why)
 {
-	__atomic_fetch_or(&dev->interrupt_status, VIRTIO_MMIO_INT_VRING, __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&dev->interrupt_status, why, __ATOMIC_SEQ_CST);
 	__atomic_fetch_add(&dev->interrupts, 1, __ATOMIC_RELAXED);
 	if (dev->irqfd >= 0) {
 		uint64_t one = 1;
@@ -54,6 +54,18 @@ void virtio_mmio_signal_used(struct virtio_mmio_dev *dev)
 	}
 }
 
+void virtio_mmio_signal_used(struct virtio_mmio_dev *dev)
+{
+	raise_interrupt(dev, VIRTIO_MMIO_INT_VRING);
+}
+
+void virtio_mmio_config_copy(void *data, uint32_t len, uint32_t off, const void *cfg, uint32_t size)
+{
+	memset(data, 0, len);
+	if (off < size)
+		memcpy(data, (const uint8_t *)cfg + off, len < size - off ? len : size - off);
+}
+
 void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why)
 {
 	if (dev->needs_reset)
@@ -62,14 +74,7 @@ void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why)
 		snprintf(dev->error, sizeof(dev->error), "virtio-%s: %s -- device needs reset", dev->ops->name, why);
 	dev->needs_reset = true;
 	__atomic_fetch_or(&dev->status, VIRTIO_CONFIG_S_NEEDS_RESET, __ATOMIC_SEQ_CST);
-	__atomic_fetch_or(&dev->interrupt_status, VIRTIO_MMIO_INT_CONFIG, __ATOMIC_SEQ_CST);
-	if (dev->irqfd >= 0) {
-		uint64_t one = 1;
-		ssize_t n = write(dev->irqfd, &one, sizeof(one));
-		(void)n;
-	} else {
-		vm_pulse_irq(dev->vm, dev->gsi);
-	}
+	raise_interrupt(dev, VIRTIO_MMIO_INT_CONFIG);
 }
 
 static struct vq *selected_queue(struct virtio_mmio_dev *dev)

@@ -62,6 +62,8 @@ void virtio_mmio_init(struct virtio_mmio_dev *dev, const struct virtio_dev_ops *
 void virtio_mmio_access(struct virtio_mmio_dev *dev, uint64_t off, uint8_t *data, uint32_t len,
 			bool is_write);
 bool virtio_mmio_has_feature(const struct virtio_mmio_dev *dev, unsigned bit);
+/* Config reads: the bytes of `cfg` at [off, off+len), zeros beyond it. */
+void virtio_mmio_config_copy(void *data, uint32_t len, uint32_t off, const void *cfg, uint32_t size);
 /* Used buffers are ready: set the interrupt status bit and raise the line. */
 void virtio_mmio_signal_used(struct virtio_mmio_dev *dev);
 /* The guest broke a ring: DEVICE_NEEDS_RESET, config-change interrupt, one

@@ -2,6 +2,7 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #include <stdio.h>
 
 static char last[512];
@@ -19,6 +20,15 @@ int diag_fail(const char *fmt, ...)
 const char *diag_last(void)
 {
 	return last;
+}
+
+int usage_error(const char *command, const char *fmt, const char *arg)
+{
+	char what[400];
+
+	snprintf(what, sizeof(what), fmt, arg);
+	fprintf(stderr, "lguest-kvm %s: %s -- see 'lguest-kvm %s --help'\n", command, what, command);
+	return EXIT_USAGE;
 }
 
 void diag_print(void)

@@ -22,5 +22,8 @@ enum lkvm_exit_code {
 int diag_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *diag_last(void);
 void diag_print(void);     /* "lguest-kvm: <last>" on stderr */
+/* "lguest-kvm COMMAND: <fmt with arg> -- see 'lguest-kvm COMMAND --help'";
+ * returns EXIT_USAGE. */
+int usage_error(const char *command, const char *fmt, const char *arg);
 
 #endif

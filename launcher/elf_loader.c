@@ -70,8 +70,8 @@ static int in_file(size_t size, uint64_t off, uint64_t len)
 }
 
 /* The PVH entry from the PT_NOTE segments, or 0 if there is none. */
-static int find_pvh_entry(const char *path, const uint8_t *image, size_t size,
-			  const Elf64_Phdr *ph, unsigned n, uint32_t *entry)
+static int find_pvh_entry(const char *path, const uint8_t *image, const Elf64_Phdr *ph, unsigned n,
+			  uint32_t *entry)
 {
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t off = ph[i].p_offset, end = ph[i].p_offset + ph[i].p_filesz;
@@ -94,7 +94,6 @@ static int find_pvh_entry(const char *path, const uint8_t *image, size_t size,
 			off = next;
 		}
 	}
-	(void)size;
 	return 0;
 }
 
@@ -134,7 +133,7 @@ int elf_load_pvh(const char *path, const uint8_t *image, size_t size,
 					 (unsigned long long)(gm->size >> 20));
 	}
 
-	found = find_pvh_entry(path, image, size, ph, eh->e_phnum, entry);
+	found = find_pvh_entry(path, image, ph, eh->e_phnum, entry);
 	if (found < 0)
 		return -1;
 	if (!found)

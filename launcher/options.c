@@ -69,14 +69,6 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 	return true;
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "lguest-kvm run: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " -- see 'lguest-kvm run --help'\n");
-	return EXIT_USAGE;
-}
-
 void run_usage(FILE *f)
 {
 	fprintf(f,
@@ -178,44 +170,44 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		switch (c) {
 		case O_MEM:
 			if (!parse_size(optarg, &o->mem) || o->mem < (16ull << 20) || o->mem > (3ull << 30))
-				return usage_error("--mem '%s': give a size from 16M to 3G", optarg);
+				return usage_error("run", "--mem '%s': give a size from 16M to 3G", optarg);
 			o->mem &= ~0xfffull;
 			break;
 		case O_WORKLOAD:
 			if (strcmp(optarg, "raw") && strcmp(optarg, "echo") && strcmp(optarg, "boot"))
-				return usage_error("--workload '%s': expected raw, echo or boot", optarg);
+				return usage_error("run", "--workload '%s': expected raw, echo or boot", optarg);
 			o->workload = optarg;
 			break;
 		case O_BYTES:
 			if (!parse_size(optarg, &o->bytes) || o->bytes == 0)
-				return usage_error("--bytes '%s': give a positive size such as 64M or 1G", optarg);
+				return usage_error("run", "--bytes '%s': give a positive size such as 64M or 1G", optarg);
 			break;
 		case O_FRAME:
 			if (!parse_u32(optarg, LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, &o->frame))
-				return usage_error("--frame '%s': out of range", optarg);
+				return usage_error("run", "--frame '%s': out of range", optarg);
 			break;
 		case O_RING:
 			if (!parse_u32(optarg, 2, VQ_MAX_SIZE, &o->ring) || (o->ring & (o->ring - 1)))
-				return usage_error("--ring '%s': give a power of two from 2 to 1024", optarg);
+				return usage_error("run", "--ring '%s': give a power of two from 2 to 1024", optarg);
 			break;
 		case O_SEGMENTS:
 			if (!parse_u32(optarg, 1, 16, &o->segments))
-				return usage_error("--segments '%s': give 1 to 16", optarg);
+				return usage_error("run", "--segments '%s': give 1 to 16", optarg);
 			break;
 		case O_POLICY: o->policy = optarg; break;
 		case O_WAIT:
 			if (strcmp(optarg, "spin") && strcmp(optarg, "halt"))
-				return usage_error("--wait '%s': expected spin or halt", optarg);
+				return usage_error("run", "--wait '%s': expected spin or halt", optarg);
 			o->wait = optarg;
 			break;
 		case O_INDIRECT:
 			if (!valid_indirect(optarg))
-				return usage_error("--indirect '%s': expected never, always, threshold or threshold:N", optarg);
+				return usage_error("run", "--indirect '%s': expected never, always, threshold or threshold:N", optarg);
 			o->indirect = optarg;
 			break;
 		case O_FAULT:
 			if (!valid_fault(optarg))
-				return usage_error("--fault '%s': unknown test mode (see --help)", optarg);
+				return usage_error("run", "--fault '%s': unknown test mode (see --help)", optarg);
 			o->fault = optarg;
 			break;
 		case O_MODEL:
@@ -224,7 +216,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			else if (!strcmp(optarg, "lguest"))
 				o->net.model = NET_MODEL_LGUEST;
 			else
-				return usage_error("--model '%s': expected threaded or lguest", optarg);
+				return usage_error("run", "--model '%s': expected threaded or lguest", optarg);
 			break;
 		case O_TIMEOUT:
 			if (!strcmp(optarg, "adaptive")) {
@@ -233,7 +225,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			} else if (parse_u32(optarg, 1, 10000000, &o->net.timeout_us)) {
 				o->net.adaptive_timeout = false;
 			} else {
-				return usage_error("--timeout-us '%s': give 1..10000000 or 'adaptive'", optarg);
+				return usage_error("run", "--timeout-us '%s': give 1..10000000 or 'adaptive'", optarg);
 			}
 			break;
 		case O_HOST_TIMER:
@@ -242,33 +234,33 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			else if (!strcmp(optarg, "oneshot"))
 				o->net.host_timer = HOST_TIMER_ONESHOT;
 			else
-				return usage_error("--host-timer '%s': expected rearm or oneshot", optarg);
+				return usage_error("run", "--host-timer '%s': expected rearm or oneshot", optarg);
 			break;
 		case O_STATS_JSON: o->stats_json = optarg; break;
 		case O_QUIET: o->quiet = true; break;
 		case O_MAX_SECONDS:
 			if (!parse_u32(optarg, 1, 86400, &o->max_seconds))
-				return usage_error("--max-seconds '%s': give 1..86400", optarg);
+				return usage_error("run", "--max-seconds '%s': give 1..86400", optarg);
 			break;
 		case O_PACE:
 			if (!parse_u32(optarg, 0, 10000000, &o->pace_ns))
-				return usage_error("--pace-ns '%s': give 0..10000000", optarg);
+				return usage_error("run", "--pace-ns '%s': give 0..10000000", optarg);
 			break;
 		case O_BOOT_STATUS:
 			if (!parse_u32(optarg, 0, 255, &o->boot_status))
-				return usage_error("--boot-status '%s': give 0..255", optarg);
+				return usage_error("run", "--boot-status '%s': give 0..255", optarg);
 			break;
 		case 'h': run_usage(stdout); return -1;
 		case 'V': printf("lguest-kvm %s\n", LKVM_VERSION); return -1;
 		default:
-			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			return usage_error("run", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
 	if (!notify_policy_parse(&pol, o->policy, strlen(o->policy), (uint16_t)o->ring))
-		return usage_error("--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact or event-idx",
+		return usage_error("run", "--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact or event-idx",
 				   o->policy);
 	if (optind < argc - 1)
-		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+		return usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc - 1)
 		o->guest = argv[optind];
 	return 0;

@@ -117,14 +117,6 @@ static void table_usage(FILE *f)
 "Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n");
 }
 
-static int table_usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "lguest-kvm table: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " -- see 'lguest-kvm table --help'\n");
-	return EXIT_USAGE;
-}
-
 static void add_row(struct table *t, const char *label, const char *a0, const char *a1,
 		    const char *a2, const char *a3)
 {
@@ -153,7 +145,7 @@ static int add_notify_row(struct table *t, const char *word)
 	long n = strtol(word, &end, 10);
 
 	if (i == MAX_ROWS)
-		return table_usage_error("too many rows (limit 32)%s", "");
+		return usage_error("table", "too many rows (limit 32)%s", "");
 	if (*word && !*end && n >= 0 && n <= 1024) {
 		snprintf(labels[i], sizeof(labels[i]), "%ld", n);
 		snprintf(policies[i], sizeof(policies[i]), "static:%ld", n);
@@ -162,7 +154,7 @@ static int add_notify_row(struct table *t, const char *word)
 		snprintf(labels[i], sizeof(labels[i]), "%c%s", word[0] - 32, word + 1);
 		snprintf(policies[i], sizeof(policies[i]), "%s", word);
 	} else {
-		return table_usage_error("--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx", word);
+		return usage_error("table", "--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx", word);
 	}
 	add_row(t, labels[i], "--policy", policies[i], NULL, NULL);
 	return 0;
@@ -174,12 +166,12 @@ static int add_indirect_row(struct table *t, const char *word)
 	static char labels[MAX_ROWS][32], rings[2][8] = { "128", "256" };
 
 	if (strcmp(word, "never") && strcmp(word, "always") && strncmp(word, "threshold", 9))
-		return table_usage_error("--rows: '%s' is not never|always|threshold[:N]", word);
+		return usage_error("table", "--rows: '%s' is not never|always|threshold[:N]", word);
 	for (unsigned k = 0; k < 2; k++) {
 		unsigned i = t->nrows;
 
 		if (i == MAX_ROWS)
-			return table_usage_error("too many rows (limit 32)%s", "");
+			return usage_error("table", "too many rows (limit 32)%s", "");
 		snprintf(labels[i], sizeof(labels[i]), "%s/%s", word, rings[k]);
 		add_row(t, labels[i], "--indirect", word, "--ring", rings[k]);
 	}
@@ -199,7 +191,7 @@ static int build_rows(struct table *t, const char *spec)
 		if (rc)
 			return rc;
 	}
-	return t->nrows ? 0 : table_usage_error("--rows '%s' names no rows", spec ? spec : "");
+	return t->nrows ? 0 : usage_error("table", "--rows '%s' names no rows", spec ? spec : "");
 }
 
 /* ---- one child run ---- */
@@ -576,14 +568,14 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		switch (c) {
 		case O_EXPERIMENT:
 			if (strcmp(optarg, "notify") && strcmp(optarg, "indirect"))
-				return table_usage_error("--experiment '%s': expected notify or indirect", optarg);
+				return usage_error("table", "--experiment '%s': expected notify or indirect", optarg);
 			t->experiment = optarg;
 			break;
 		case O_ROWS: *rows = optarg; break;
 		case O_REPEAT:
 			t->repeat = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !*optarg || t->repeat < 1 || t->repeat > MAX_REPEAT)
-				return table_usage_error("--repeat '%s': give 1..25", optarg);
+				return usage_error("table", "--repeat '%s': give 1..25", optarg);
 			break;
 		case O_MODEL:
 			if (!strcmp(optarg, "both")) {
@@ -591,7 +583,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest")) {
 				t->models[0] = optarg, t->nmodels = 1;
 			} else {
-				return table_usage_error("--model '%s': expected threaded, lguest or both", optarg);
+				return usage_error("table", "--model '%s': expected threaded, lguest or both", optarg);
 			}
 			break;
 		case O_CSV: t->csv = optarg; break;
@@ -599,15 +591,15 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		case O_PLOT: t->plot = optarg; break;
 		case O_WORKLOAD:
 			if (strcmp(optarg, "raw"))
-				return table_usage_error("--workload '%s': only 'raw' exists so far (TCP is issue 5)", optarg);
+				return usage_error("table", "--workload '%s': only 'raw' exists so far (TCP is issue 5)", optarg);
 			break;
 		case O_NET:
 			if (strcmp(optarg, "sink"))
-				return table_usage_error("--net '%s': only the 'sink' backend exists so far", optarg);
+				return usage_error("table", "--net '%s': only the 'sink' backend exists so far", optarg);
 			break;
 		case O_PASS:
 			if (t->npass + 2 > MAX_PASS)
-				return table_usage_error("too many options%s", "");
+				return usage_error("table", "too many options%s", "");
 			{
 				static char flags[MAX_PASS][32];
 
@@ -618,13 +610,13 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			}
 			break;
 		case 'h': table_usage(stdout); return -1;
-		default: return table_usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+		default: return usage_error("table", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return table_usage_error("unexpected argument '%s'", argv[optind]);
+		return usage_error("table", "unexpected argument '%s'", argv[optind]);
 	if (t->plot && strcmp(t->experiment, "notify"))
-		return table_usage_error("--plot: only the notify experiment can be plotted%s", "");
+		return usage_error("table", "--plot: only the notify experiment can be plotted%s", "");
 	return 0;
 }
 
