@@ -32,6 +32,7 @@ table)
 	install_packages
 	build
 	shift
+	mkdir -p results
 	exec ./build/lguest-kvm table --csv results/table.csv --json results/table.json \
 		--plot results/table.svg "$@"
 	;;
