@@ -23,8 +23,13 @@ install_packages() {
 
 build() {
 	# Warnings are errors here, in CI and for everyone: keep the tree clean.
-	[ -f build/build.ninja ] || meson setup build -Dwerror=true >/dev/null
-	meson compile -C build >/dev/null
+	if [ -f build/build.ninja ]; then
+		meson configure build -Dwerror=true
+	else
+		meson setup build -Dwerror=true
+	fi
+	# Quiet on success, the whole log on failure.
+	meson compile -C build >build/compile.log 2>&1 || { cat build/compile.log >&2; exit 1; }
 }
 
 case "${1:-}" in

@@ -10,6 +10,7 @@
  */
 #include "console.h"
 
+#include "clock.h"
 #include "diag.h"
 
 #include <errno.h>
@@ -40,26 +41,24 @@ static void console_transmit(struct console *con)
 {
 	struct virtio_mmio_dev *dev = &con->mmio;
 	struct vq *vq = &dev->vqs[CONSOLE_TX];
-	static struct vq_chain chain;
+	static struct vq_chain chain;   /* 16 KiB: not on the stack; callers hold the lock */
+	bool used = false;
 	int rc;
 
 	while ((rc = vq_pop_avail(vq, &chain)) > 0) {
-		if (!con->t_first_output) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			con->t_first_output = ts.tv_sec + ts.tv_nsec * 1e-9;
-		}
+		if (!con->t_first_output)
+			con->t_first_output = monotonic_seconds();
 		for (unsigned i = 0; i < chain.count; i++)
 			if (!chain.buf[i].device_writes) {
 				write_all(con->out_fd, chain.buf[i].host, chain.buf[i].len);
 				con->bytes_out += chain.buf[i].len;
 			}
 		vq_push_used(vq, chain.head, 0);
+		used = true;
 	}
 	if (rc < 0)
 		virtio_mmio_fail(dev, vq->error);
-	else if (vq_should_interrupt(vq))
+	else if (used && vq_should_interrupt(vq))
 		virtio_mmio_signal_used(dev);
 }
 

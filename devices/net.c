@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <linux/virtio_ids.h>
+#include <linux/virtio_mmio.h>
 #include <linux/virtio_net.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,19 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "diag.h"
 #include "lguest_kvm_abi.h"
 #include "vm.h"
 
 enum { NET_RX = 0, NET_TX = 1 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Take every available chain; returns how many. */
 static uint64_t net_tx_drain(struct net *net)
@@ -47,7 +41,7 @@ static uint64_t net_tx_drain(struct net *net)
 
 	while ((rc = vq_pop_avail(vq, &net->chain)) > 0) {
 		if (!net->st.t_first)
-			net->st.t_first = now_s();
+			net->st.t_first = monotonic_seconds();
 		net_sink_consume(&net->sink, &net->chain);
 		net->st.buffers_indirect += net->chain.indirect;
 		net->st.descriptors += net->chain.count;
@@ -57,7 +51,7 @@ static uint64_t net_tx_drain(struct net *net)
 	if (rc < 0)
 		virtio_mmio_fail(&net->mmio, vq->error);
 	if (n) {
-		net->st.t_last = now_s();
+		net->st.t_last = monotonic_seconds();
 		if (vq_should_interrupt(vq)) {
 			net->st.interrupts++;
 			virtio_mmio_signal_used(&net->mmio);
@@ -107,10 +101,19 @@ bool net_tx_on_timeout(struct net *net)
 
 	net->st.timeouts++;
 	if (net->cfg.host_timer == HOST_TIMER_ONESHOT) {
-		/* Merged 2.6.27: unblock, drain, and wait for the next notify. */
-		vq_enable_notify_and_recheck(vq);
+		/* Merged 2.6.27: unblock, drain, and wait for the next notify.
+		 * With event idx the "notify me" mark is an index, which the
+		 * drain leaves behind: set it again until a drain finds nothing,
+		 * or the guest would never cross it. */
+		uint64_t m;
+
+		n = 0;
+		do {
+			vq_enable_notify_and_recheck(vq);
+			m = net_tx_drain(net);
+			n += m;
+		} while (m && vq->event_idx);
 		net->suppressed = false;
-		n = net_tx_drain(net);
 		net->st.buffers_by_timer += n;
 		n ? net->st.timer_drains_work++ : net->st.timer_drains_empty++;
 		adapt_timeout(net, n);
@@ -182,7 +185,7 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 	memset(net, 0, sizeof(*net));
 	net->cfg = *cfg;
 	net->timeout_us = cfg->timeout_us;
-	net->tx_efd = net->timer_fd = net->stop_efd = -1;
+	net->tx_efd = net->timer_fd = net->stop_efd = net->epoll_fd = -1;
 	virtio_mmio_init(&net->mmio, &net_ops, net, vm, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
 			 (1ull << VIRTIO_RING_F_INDIRECT_DESC));
@@ -194,37 +197,30 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 static void *net_tx_thread(void *arg)
 {
 	struct net *net = arg;
-	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev[3];
-	int fds[3] = { net->tx_efd, net->timer_fd, net->stop_efd };
 
-	for (int i = 0; i < 3; i++) {
-		struct epoll_event e = { .events = EPOLLIN, .data.fd = fds[i] };
-		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e);
-	}
 	for (;;) {
-		int n = epoll_wait(ep, ev, 3, -1);
-		bool kick = false, expired = false;
-		uint64_t count;
+		int n = epoll_wait(net->epoll_fd, ev, 3, -1);
+		uint64_t count, kicks = 0;
+		bool expired = false;
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0)
+			return NULL;    /* cannot happen with valid fds; never spin */
 		for (int i = 0; i < n; i++) {
-			if (ev[i].data.fd == net->stop_efd) {
-				close(ep);
+			if (ev[i].data.fd == net->stop_efd)
 				return NULL;
-			}
 			if (read(ev[i].data.fd, &count, 8) != 8)
 				continue;
-			if (ev[i].data.fd == net->tx_efd) {
-				kick = true;
-				net->st.notifies += count;
-			} else {
+			if (ev[i].data.fd == net->tx_efd)
+				kicks += count;
+			else
 				expired = true;
-			}
 		}
 		pthread_mutex_lock(&net->mmio.lock);
-		bool arm = kick && net_tx_on_notify(net);
+		net->st.notifies += kicks;
+		bool arm = kicks && net_tx_on_notify(net);
 		if (expired && net_tx_on_timeout(net))
 			arm = true;
 		if (arm)
@@ -290,9 +286,20 @@ int net_start(struct net *net, pthread_t vcpu_thread)
 		net->mmio.irqfd = eventfd(0, EFD_CLOEXEC);
 		if (net->tx_efd < 0 || net->mmio.irqfd < 0)
 			return diag_fail("net: eventfd: %s", strerror(errno));
-		if (vm_add_ioeventfd(vm, net->mmio.base + 0x50, NET_TX, net->tx_efd) < 0 ||
+		if (vm_add_ioeventfd(vm, net->mmio.base + VIRTIO_MMIO_QUEUE_NOTIFY, NET_TX, net->tx_efd) < 0 ||
 		    vm_add_irqfd(vm, net->mmio.gsi, net->mmio.irqfd) < 0)
 			return -1;
+		net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+		if (net->epoll_fd < 0)
+			return diag_fail("net: epoll: %s", strerror(errno));
+		for (int fd, i = 0; i < 3; i++) {
+			struct epoll_event e = { .events = EPOLLIN };
+
+			fd = i == 0 ? net->tx_efd : i == 1 ? net->timer_fd : net->stop_efd;
+			e.data.fd = fd;
+			if (epoll_ctl(net->epoll_fd, EPOLL_CTL_ADD, fd, &e) < 0)
+				return diag_fail("net: epoll_ctl: %s", strerror(errno));
+		}
 		if (pthread_create(&net->thread, NULL, net_tx_thread, net))
 			return diag_fail("net: cannot start the device thread");
 	} else {
@@ -320,4 +327,15 @@ void net_stop(struct net *net)
 		pthread_join(net->thread, NULL);
 	}
 	net->thread_running = false;
+}
+
+void net_close(struct net *net)
+{
+	int *fds[] = { &net->tx_efd, &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
 }

@@ -54,7 +54,7 @@ struct net {
 	uint32_t timeout_us;          /* current timer length */
 	uint64_t last_timeout_num;    /* adaptive rule: buffers of the last timer drain */
 	/* plumbing */
-	int tx_efd, timer_fd, stop_efd;
+	int tx_efd, timer_fd, stop_efd, epoll_fd;
 	pthread_t thread, vcpu_thread;
 	bool thread_running;
 	int timer_pending;            /* lguest model: set by the waker, taken by the vCPU */
@@ -64,6 +64,8 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 /* After the VM exists: ioeventfd/irqfd (threaded) and the timer thread. */
 int net_start(struct net *net, pthread_t vcpu_thread);
 void net_stop(struct net *net);
+/* After net_stop: close the eventfds, timerfd and epoll fd. */
+void net_close(struct net *net);
 /* Pin a thread to a CPU when the machine has two or more. */
 void pin_thread(pthread_t thread, int cpu);
 /* lguest model: called on the vCPU thread after KVM_RUN was interrupted. */

@@ -140,12 +140,12 @@ static void status_write(struct virtio_mmio_dev *dev, uint32_t value)
 		reset_device(dev);
 		return;
 	}
+	/* NEEDS_RESET is the device's to set, never the driver's. */
+	value &= ~VIRTIO_CONFIG_S_NEEDS_RESET;
 	/* FEATURES_OK only sticks if every accepted feature was offered. */
 	if ((value & VIRTIO_CONFIG_S_FEATURES_OK) && (dev->driver_features & ~dev->host_features))
 		value &= ~VIRTIO_CONFIG_S_FEATURES_OK;
 	__atomic_store_n(&dev->status, value | (old & VIRTIO_CONFIG_S_NEEDS_RESET), __ATOMIC_SEQ_CST);
-	if ((value & VIRTIO_CONFIG_S_DRIVER_OK) && !(old & VIRTIO_CONFIG_S_DRIVER_OK) && dev->ops->driver_ok)
-		dev->ops->driver_ok(dev);
 }
 
 static void reg_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t value)

@@ -2,8 +2,7 @@
  * virtio_mmio.h -- the virtio-mmio (version 2) transport, shared by all devices.
  *
  * A device supplies a virtio_dev_ops table (kvmtool's virtio_ops idea): its
- * ID, offered features, queue count, config space and what to do when a
- * queue is notified or the driver is ready.  The transport owns the register
+ * ID, queue count, config space and what to do when a queue is notified.  The transport owns the register
  * file, feature negotiation, status, queue setup and the interrupt line;
  * devices never see register offsets.
  */
@@ -29,8 +28,6 @@ struct virtio_dev_ops {
 	void (*config_read)(struct virtio_mmio_dev *dev, uint32_t off, void *data, uint32_t len);
 	/* A QueueNotify that reached the launcher (MMIO exit, vCPU thread). */
 	void (*queue_notify)(struct virtio_mmio_dev *dev, unsigned q);
-	/* Status gained DRIVER_OK: queues are set up and features fixed. */
-	void (*driver_ok)(struct virtio_mmio_dev *dev);
 };
 
 struct virtio_mmio_dev {

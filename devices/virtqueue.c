@@ -67,11 +67,11 @@ bool vq_has_avail(const struct vq *vq)
 
 static struct vring_desc read_desc(const struct vring_desc *table, unsigned i)
 {
-	struct vring_desc d;
+	const volatile struct vring_desc *v = &table[i];
 
-	/* One volatile copy: what we check is what we use. */
-	memcpy(&d, (const void *)&((volatile struct vring_desc *)table)[i], sizeof(d));
-	return d;
+	/* Each field is loaded exactly once: what we check is what we use,
+	 * however the guest rewrites the descriptor meanwhile. */
+	return (struct vring_desc){ .addr = v->addr, .len = v->len, .flags = v->flags, .next = v->next };
 }
 
 /* Append one buffer to the chain after checking it against RAM and order. */

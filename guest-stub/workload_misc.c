@@ -3,6 +3,8 @@
  * exercise receive buffers, interrupts and hlt) and the deliberate faults
  * and hostile rings that the launcher's tests feed it.
  */
+#include <linux/virtio_ids.h>
+#include <linux/virtio_mmio.h>
 #include <linux/virtio_ring.h>
 
 #include "console_drv.h"
@@ -47,7 +49,7 @@ static int hostile(const struct params *p, const char *kind, uint32_t kind_len)
 	static struct net_drv n;
 	static uint8_t frame[64];
 	static struct vring_desc table[4];
-	const struct mmio_window *w = find_device(p, 1);
+	const struct mmio_window *w = find_device(p, VIRTIO_ID_NET);
 	struct vring_desc *d;
 	uint16_t advance = 1;
 
@@ -98,7 +100,7 @@ static int hostile(const struct params *p, const char *kind, uint32_t kind_len)
 	barrier();
 	*(volatile uint16_t *)&n.tx.vr.avail->idx = advance;
 	mb();
-	mmio_write32(w->base + 0x50, 1);
+	mmio_write32(w->base + VIRTIO_MMIO_QUEUE_NOTIFY, 1);
 	for (unsigned i = 0; i < 200000; i++)
 		if (virtio_drv_needs_reset(&n.dev)) {
 			printf("guest: the device refused the hostile ring and needs a reset\n");

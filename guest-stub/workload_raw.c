@@ -8,6 +8,7 @@
  * the ring is full, notify regardless and wait -- spinning on the used index
  * (default; cheapest here) or in hlt with the TX interrupt enabled.
  */
+#include <linux/virtio_ids.h>
 #include <linux/virtio_net.h>
 
 #include "io.h"
@@ -49,7 +50,7 @@ static unsigned make_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, 
 		return 1;
 	}
 	seg[0] = (struct gvq_seg){ .addr = buf, .len = NET_HDR };
-	part = (frame_len + nseg - 2) / (nseg - 1);
+	part = frame_len / (nseg - 1);        /* the last part takes the remainder */
 	for (unsigned k = 1; k < nseg; k++) {
 		uint32_t len = k + 1 < nseg ? part : frame_len - off;
 
@@ -98,7 +99,7 @@ static void wait_for_used(struct net_drv *n, int halt)
 int workload_raw(const struct params *p)
 {
 	static struct net_drv n;
-	const struct mmio_window *w = find_device(p, 1);
+	const struct mmio_window *w = find_device(p, VIRTIO_ID_NET);
 	uint32_t payload = p->frame - LKVM_FRAME_HDR;
 	uint64_t frames, seq, bytes_left = p->bytes, t0, pace_ticks;
 	uint32_t stride = (NET_HDR + p->frame + 63) & ~63u;
@@ -109,6 +110,10 @@ int workload_raw(const struct params *p)
 
 	if (!w || net_drv_init(&n, w, p) < 0)
 		return LKVM_STATUS_FAILED;
+	if (p->segments > p->ring && p->indirect == INDIRECT_NEVER) {
+		printf("raw: %u segments never fit a ring of %u\n", p->segments, p->ring);
+		return LKVM_STATUS_FAILED;
+	}
 	frames = (p->bytes + payload - 1) / payload;
 	/* Twice as many buffers as ring slots: it must be the ring that runs
 	 * out first (the seed's full-ring path), even with one descriptor per

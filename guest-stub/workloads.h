@@ -14,7 +14,7 @@ int workload_raw(const struct params *p);      /* transmit --bytes of frames */
 int workload_echo(void);                       /* console input back out */
 int workload_fault(const struct params *p);    /* deliberate faults and hostile rings */
 
-/* The net device's window from the command line, or 0. */
+/* The window of the first device with this virtio device ID, or 0. */
 const struct mmio_window *find_device(const struct params *p, uint32_t device_id);
 
 #endif

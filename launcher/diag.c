@@ -1,4 +1,4 @@
-/* diag.c -- keeps the last one-line error until main() prints it. */
+/* diag.c -- keeps the last one-line error until the command prints it. */
 #include "diag.h"
 
 #include <stdarg.h>
@@ -15,11 +15,6 @@ int diag_fail(const char *fmt, ...)
 	vsnprintf(last, sizeof(last), fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-const char *diag_last(void)
-{
-	return last;
 }
 
 int usage_error(const char *command, const char *fmt, const char *arg)

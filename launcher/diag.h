@@ -2,15 +2,16 @@
  * diag.h -- one-line errors and the launcher's exit codes.
  *
  * Setup code reports a failure by recording one sentence (what failed, why,
- * and what to do) with diag_fail() and returning -1; main() prints it once as
- * "lguest-kvm: <sentence>" and exits with the matching code.  Keeping the text
- * out of stderr until then lets tests and the table command read it too.
+ * and what to do) with diag_fail() and returning -1; the command (run.c,
+ * table.c) prints it once as "lguest-kvm: <sentence>" with diag_print() and
+ * exits with the matching code.  Code deep in a call chain thus never
+ * decides how an error is shown.
  */
 #ifndef DIAG_H
 #define DIAG_H
 
 enum lkvm_exit_code {
-	EXIT_GUEST_OK     = 0,   /* otherwise the guest's own status is passed through */
+	/* 0 and any other guest status are passed through */
 	EXIT_ERROR        = 1,   /* host-side failure: KVM, files, bad guest image */
 	EXIT_USAGE        = 2,   /* bad command line */
 	EXIT_VERIFY       = 3,   /* the host's check of the transmitted data failed */
@@ -20,7 +21,6 @@ enum lkvm_exit_code {
 };
 
 int diag_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-const char *diag_last(void);
 void diag_print(void);     /* "lguest-kvm: <last>" on stderr */
 /* "lguest-kvm COMMAND: <fmt with arg> -- see 'lguest-kvm COMMAND --help'";
  * returns EXIT_USAGE. */

@@ -69,7 +69,8 @@ static int in_file(size_t size, uint64_t off, uint64_t len)
 	return !__builtin_add_overflow(off, len, &end) && end <= size;
 }
 
-/* The PVH entry from the PT_NOTE segments, or 0 if there is none. */
+/* 1 and the PVH entry from the PT_NOTE segments; 0 if there is none; -1 if
+ * the notes are malformed. */
 static int find_pvh_entry(const char *path, const uint8_t *image, const Elf64_Phdr *ph, unsigned n,
 			  uint32_t *entry)
 {
@@ -81,13 +82,13 @@ static int find_pvh_entry(const char *path, const uint8_t *image, const Elf64_Ph
 		while (off + sizeof(Elf64_Nhdr) <= end) {
 			const Elf64_Nhdr *nh = (const void *)(image + off);
 			uint64_t name = off + sizeof(*nh);
-			uint64_t desc = name + ((nh->n_namesz + 3) & ~3u);
-			uint64_t next = desc + ((nh->n_descsz + 3) & ~3ull);
+			uint64_t desc = name + (((uint64_t)nh->n_namesz + 3) & ~3ull);
+			uint64_t next = desc + (((uint64_t)nh->n_descsz + 3) & ~3ull);
 
 			if (next > end || next <= off)
 				return diag_fail("%s: malformed ELF note -- the image is corrupt", path);
 			if (nh->n_namesz == 4 && !memcmp(image + name, "Xen", 4) &&
-			    nh->n_type == XEN_ELFNOTE_PHYS32_ENTRY && nh->n_descsz >= 4) {
+			    nh->n_type == XEN_ELFNOTE_PHYS32_ENTRY && nh->n_descsz >= 4 && desc + 4 <= next) {
 				memcpy(entry, image + desc, 4);
 				return 1;
 			}

@@ -8,6 +8,7 @@
  */
 #include "options.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +46,12 @@ bool parse_size(const char *s, uint64_t *out)
 	unsigned long long v;
 	unsigned shift = 0;
 
-	if (!*s || *s == '-')
+	if (*s < '0' || *s > '9')
 		return false;
-	v = strtoull(s, &end, 0);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
 	switch (*end) {
 	case 'K': case 'k': shift = 10; end++; break;
 	case 'M': case 'm': shift = 20; end++; break;
@@ -259,6 +263,13 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	if (!notify_policy_parse(&pol, o->policy, strlen(o->policy), (uint16_t)o->ring))
 		return usage_error("run", "--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact or event-idx",
 				   o->policy);
+	if (o->segments > o->ring && !strcmp(o->indirect, "never")) {
+		char both[48];
+
+		snprintf(both, sizeof(both), "%u with --ring %u", o->segments, o->ring);
+		return usage_error("run", "--segments %s: a frame would need more descriptors than the ring has",
+				   both);
+	}
 	if (optind < argc - 1)
 		return usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc - 1)

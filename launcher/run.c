@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "console.h"
+#include "clock.h"
 #include "diag.h"
 #include "elf_loader.h"
 #include "lguest_kvm_abi.h"
@@ -45,7 +46,7 @@ struct run_state {
 	struct console con;
 	struct net net;
 	uint64_t exits[MAX_EXIT_REASON];
-	uint64_t exits_interrupted, io_unknown, mmio_unknown;
+	uint64_t exits_interrupted, io_unknown, mmio_unknown, bad_reports;
 	enum run_end end;
 	int guest_status, signal;
 	char why[300];
@@ -80,14 +81,6 @@ static void *signal_thread(void *arg)
 		vm_kick_vcpu(&rs->vm, vcpu_thread);
 	}
 	return NULL;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ---- 1. the guest ---- */
@@ -247,21 +240,26 @@ static void handle_io(struct run_state *rs)
 	case LKVM_PORT_CRASH:
 		guest_crashed_exception(rs, data[0]);
 		return;
-	case LKVM_PORT_REPORT:
-		if (run->io.size == 4) {
-			const struct lkvm_guest_report *r;
+	case LKVM_PORT_REPORT: {
+		struct lkvm_guest_report r;
+		const void *src = NULL;
 
+		if (run->io.size == 4) {
 			memcpy(&gpa, data, 4);
-			r = gmem_ptr(&rs->vm.mem, gpa, sizeof(*r));
-			if (r && r->magic == LKVM_REPORT_MAGIC && r->version == LKVM_REPORT_VERSION &&
-			    r->size == sizeof(*r)) {
-				memcpy(&rs->report, r, sizeof(*r));
-				rs->have_report = 1;
-				return;
-			}
+			src = gmem_ptr(&rs->vm.mem, gpa, sizeof(r));
 		}
-		fprintf(stderr, "lguest-kvm: ignoring a malformed guest report\n");
+		/* Copy first (the address may be unaligned, the guest may still be
+		 * writing), then check the copy. */
+		if (src)
+			memcpy(&r, src, sizeof(r));
+		if (src && r.magic == LKVM_REPORT_MAGIC && r.version == LKVM_REPORT_VERSION && r.size == sizeof(r)) {
+			rs->report = r;
+			rs->have_report = 1;
+		} else if (!rs->bad_reports++) {
+			fprintf(stderr, "lguest-kvm: ignoring a malformed guest report (further ones are only counted)\n");
+		}
 		return;
+	}
 	default:
 		rs->io_unknown++;
 	}
@@ -466,6 +464,7 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "device_errors", rs->con.mmio.errors + rs->net.mmio.errors);
 	stats_str(st, "launcher_cap_effective", rs->cap_eff);
 	stats_u64(st, "guest_report", rs->have_report);
+	stats_u64(st, "guest_reports_malformed", rs->bad_reports);
 	if (rs->have_report) {
 		stats_u64(st, "guest_tx_bytes", g->tx_bytes);
 		stats_u64(st, "guest_tx_frames", g->tx_frames);
@@ -544,8 +543,9 @@ int lkvm_run(const struct run_options *o)
 	int code;
 
 	memset(&rs, 0, sizeof(rs));
+	rs.vm.kvm_fd = rs.vm.vm_fd = rs.vm.vcpu_fd = -1;   /* vm_destroy before vm_create */
 	rs.o = o;
-	rs.t_start = now_s();
+	rs.t_start = monotonic_seconds();
 	snprintf(rs.cap_eff, sizeof(rs.cap_eff), "not dropped");
 
 	/* Every thread blocks these; the signal thread takes the stop signals
@@ -553,6 +553,8 @@ int lkvm_run(const struct run_options *o)
 	vcpu_thread = pthread_self();
 	stop_signal = 0;
 	sigaction(SIGUSR1, &kick, NULL);
+	/* A closed stdout (run | head) must not kill us before the stats. */
+	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
@@ -571,6 +573,7 @@ int lkvm_run(const struct run_options *o)
 		console_close(&rs.con);
 		diag_print();
 		net_stop(&rs.net);
+		net_close(&rs.net);
 		vm_destroy(&rs.vm);
 		return EXIT_ERROR;
 	}
@@ -583,7 +586,7 @@ int lkvm_run(const struct run_options *o)
 	pthread_join(sig_thread, NULL);
 	net_stop(&rs.net);
 	console_close(&rs.con);
-	rs.t_end = now_s();
+	rs.t_end = monotonic_seconds();
 
 	collect_stats(&rs, &st);
 	stats_print(stderr, &st);
@@ -593,6 +596,7 @@ int lkvm_run(const struct run_options *o)
 		if (!code)
 			code = EXIT_ERROR;
 	}
+	net_close(&rs.net);
 	vm_destroy(&rs.vm);
 	return code;
 }

@@ -11,6 +11,7 @@
  */
 #include "table.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "diag.h"
 #include "options.h"
 
@@ -80,14 +82,6 @@ static volatile sig_atomic_t table_signal;
 static void on_table_signal(int sig)
 {
 	table_signal = sig;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void table_usage(FILE *f)
@@ -151,7 +145,7 @@ static int add_notify_row(struct table *t, const char *word)
 		snprintf(policies[i], sizeof(policies[i]), "static:%ld", n);
 	} else if (!strcmp(word, "dynamic") || !strcmp(word, "always") || !strcmp(word, "event-idx") ||
 		   !strcmp(word, "dynamic-exact")) {
-		snprintf(labels[i], sizeof(labels[i]), "%c%s", word[0] - 32, word + 1);
+		snprintf(labels[i], sizeof(labels[i]), "%c%s", toupper((unsigned char)word[0]), word + 1);
 		snprintf(policies[i], sizeof(policies[i]), "%s", word);
 	} else {
 		return usage_error("table", "--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx", word);
@@ -242,6 +236,10 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 
 	if (jfd < 0 || efd < 0) {
 		snprintf(why, why_size, "cannot create temporary files: %s", strerror(errno));
+		if (jfd >= 0)
+			close(jfd), unlink(json);
+		if (efd >= 0)
+			close(efd), unlink(errf);
 		return EXIT_ERROR;
 	}
 	close(jfd);
@@ -252,6 +250,9 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 	argv[a++] = json;
 	argv[a++] = "--model";
 	argv[a++] = (char *)model;
+	/* A run that hangs must not hang the table: far above any 1 GiB run. */
+	argv[a++] = "--max-seconds";
+	argv[a++] = "900";
 	for (unsigned i = 0; i < t->npass; i++)
 		argv[a++] = t->pass[i];
 	for (unsigned i = 0; i < r->nargs; i++)
@@ -269,11 +270,15 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 		_exit(127);
 	}
 	close(efd);
+	if (pid > 0 && table_signal)       /* arrived while we were forking */
+		kill(pid, table_signal);
 	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		if (table_signal)
 			kill(pid, table_signal);
 	status = pid < 0 ? EXIT_ERROR : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (status) {
+	if (pid < 0) {
+		snprintf(why, why_size, "fork: %s", strerror(errno));
+	} else if (status) {
 		last_error_line(errf, why, why_size);
 	} else if (!json_number(json, "tx_transfer_seconds", &v[M_SECONDS]) ||
 		   !json_number(json, "tx_gbit_per_second", &v[M_GBPS]) ||
@@ -323,7 +328,7 @@ static double spread_pct(const struct row *r, enum metric m)
 
 static void progress(struct table *t, const char *model, const struct row *r, unsigned rep)
 {
-	double el = now_s() - t->t0, eta = t->done ? el / t->done * (t->total - t->done) : 0;
+	double el = monotonic_seconds() - t->t0, eta = t->done ? el / t->done * (t->total - t->done) : 0;
 
 	if (!isatty(STDERR_FILENO))
 		return;
@@ -464,18 +469,19 @@ static int write_json(const struct table *t)
  * model; rows without a threshold are drawn as horizontal lines. */
 static int write_plot(const struct table *t)
 {
-	const char *ext = strrchr(t->plot, '.');
+	const char *ext = strrchr(t->plot, '.');   /* checked by parse_table_options */
 	char data[] = "/tmp/lkvm-plot-XXXXXX";
 	int fd = mkstemp(data), rc;
 	FILE *d, *g;
 	const char *colour[2] = { "#1f77b4", "#d62728" };
 
-	if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png")))
-		return diag_fail("--plot %s: give a .svg or .png file name", t->plot);
-	if (strcmp(t->experiment, "notify"))
-		return diag_fail("--plot: only the notify experiment has a threshold axis to plot");
-	if (fd < 0 || !(d = fdopen(fd, "w")))
-		return diag_fail("--plot: cannot create a temporary data file");
+	if (fd < 0)
+		return diag_fail("--plot: cannot create a temporary data file: %s", strerror(errno));
+	if (!(d = fdopen(fd, "w"))) {
+		close(fd);
+		unlink(data);
+		return diag_fail("--plot: cannot write a temporary data file");
+	}
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
 		fprintf(d, "# %s\n", t->models[mi]);
 		for (unsigned i = 0; i < t->nrows; i++) {
@@ -505,7 +511,7 @@ static int write_plot(const struct table *t)
 
 				if (r->failed[0] || !strncmp(r->args[1], "static:", 7) || (panel && y <= 0))
 					continue;
-				fprintf(g, "%s%s_%s(x) = %.6g\n", "f", t->models[mi], r->label[0] == 'E' ? "Eidx" : r->label, y);
+				fprintf(g, "f%u_%u(x) = %.6g\n", mi, i, y);
 			}
 		fprintf(g, "plot ");
 		for (unsigned mi = 0; mi < t->nmodels; mi++) {
@@ -517,8 +523,8 @@ static int write_plot(const struct table *t)
 
 				if (r->failed[0] || !strncmp(r->args[1], "static:", 7) || (panel && y <= 0))
 					continue;
-				fprintf(g, ", f%s_%s(x) with lines dt %u lc rgb '%s' title '%s: %s'", t->models[mi],
-					r->label[0] == 'E' ? "Eidx" : r->label, 2 + i % 3, colour[mi], t->models[mi], r->label);
+				fprintf(g, ", f%u_%u(x) with lines dt %u lc rgb '%s' title '%s: %s'", mi, i,
+					2 + i % 3, colour[mi], t->models[mi], r->label);
 			}
 		}
 		fprintf(g, "\n");
@@ -617,21 +623,37 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		return usage_error("table", "unexpected argument '%s'", argv[optind]);
 	if (t->plot && strcmp(t->experiment, "notify"))
 		return usage_error("table", "--plot: only the notify experiment can be plotted%s", "");
+	if (t->plot) {
+		const char *ext = strrchr(t->plot, '.');
+
+		if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png")))
+			return usage_error("table", "--plot '%s': give a file name ending in .svg or .png", t->plot);
+	}
 	return 0;
 }
 
-/* Check the passed-through options with the run parser itself. */
-static int check_passthrough(struct table *t)
+/* Check every row's options, with the passed-through ones, with the run
+ * parser itself: a bad combination is a usage error now, not a failed row
+ * after minutes of sweeping. */
+static int check_rows(struct table *t)
 {
-	char *argv[MAX_PASS + 2] = { "run" };
-	struct run_options o;
-	int rc;
+	for (unsigned i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[0][i];
+		char *argv[MAX_PASS + 8] = { "run" };
+		struct run_options o;
+		unsigned a = 1;
+		int rc;
 
-	for (unsigned i = 0; i < t->npass; i++)
-		argv[i + 1] = t->pass[i];
-	run_options_defaults(&o);
-	rc = run_options_parse(&o, (int)t->npass + 1, argv);
-	return rc > 0 ? rc : 0;
+		for (unsigned k = 0; k < t->npass; k++)
+			argv[a++] = t->pass[k];
+		for (unsigned k = 0; k < r->nargs; k++)
+			argv[a++] = (char *)r->args[k];
+		run_options_defaults(&o);
+		rc = run_options_parse(&o, (int)a, argv);
+		if (rc)
+			return rc > 0 ? rc : EXIT_USAGE;
+	}
+	return 0;
 }
 
 int table_main(int argc, char **argv)
@@ -657,7 +679,7 @@ int table_main(int argc, char **argv)
 			t.pass[t.npass++] = "3";
 		}
 	}
-	if ((rc = build_rows(&t, rows)) || (rc = check_passthrough(&t)))
+	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
 		return rc;
 
 	{
@@ -667,7 +689,7 @@ int table_main(int argc, char **argv)
 		sigaction(SIGTERM, &sa, NULL);
 	}
 	t.total = t.nmodels * t.nrows * t.repeat;
-	t.t0 = now_s();
+	t.t0 = monotonic_seconds();
 	for (unsigned mi = 0; mi < t.nmodels && !t.interrupted; mi++)
 		for (unsigned i = 0; i < t.nrows && !t.interrupted; i++) {
 			struct row *r = &t.rows[mi][i];
@@ -705,7 +727,7 @@ int table_main(int argc, char **argv)
 	for (unsigned i = 0; i < t.npass; i++)
 		printf(" %s", t.pass[i]);
 	printf("%s (%.0f s)\n", t.npass ? "" : " defaults (1 GiB raw, frame 1514, ring 128, adaptive timer)",
-	       now_s() - t.t0);
+	       monotonic_seconds() - t.t0);
 	print_table(&t, stdout);
 	fflush(stdout);
 	if ((t.csv && write_csv(&t) < 0) || (t.json && write_json(&t) < 0) || (t.plot && write_plot(&t) < 0)) {

@@ -29,6 +29,10 @@ for i in range(phnum):
         struct.pack_into("<Q", b, o + 32, len(img) * 4)
         break
 save("pastend", b)
+b = bytearray(img)                                                   # note size that wraps 32 bits
+i = b.find(b"Xen\0")
+struct.pack_into("<I", b, i - 8, 0xfffffffd)
+save("notewrap", b)
 b = bytearray(img)                                                   # no PVH note: rename it
 i = b.find(b"Xen\0")
 b[i:i+4] = b"Nex\0"; save("nonote", b)
@@ -47,6 +51,7 @@ expect arm "not an x86-64"
 expect outside "outside guest RAM"
 expect pastend "past the end of the file"
 expect nonote "no PVH entry note"
+expect notewrap "malformed ELF note"
 run_lkvm missing run "$TMP/does-not-exist.elf"
 check "missing file: exit 1, one line naming it" \
 	sh -c "[ $(rc_of missing) = 1 ] && grep -q 'does-not-exist.elf: No such file' $TMP/missing.err"

@@ -23,6 +23,10 @@ lines = [l.split()[0] for l in open(sys.argv[1]) if re.match(r"^[a-z_0-9]+ +\S",
 sys.exit(0 if lines and all(k in keys for k in lines) else 1)
 PY
 
+"$LKVM" run --workload boot 2>"$TMP/pipe.err" </dev/null | head -1 >/dev/null
+check "stdout closed early (run | head -1): still exits 0" [ "${PIPESTATUS[0]}" = 0 ]
+check "stdout closed early: stats still printed" grep -q "^Number of timeouts:" "$TMP/pipe.err"
+
 for status in 7 42; do
 	run_lkvm st run --workload boot --boot-status $status --quiet
 	check "guest status $status passed through" [ "$(rc_of st)" = $status ]

@@ -11,7 +11,9 @@ check "--version prints the version" grep -Eq "^lguest-kvm [0-9]+\.[0-9]+" "$TMP
 
 for args in "" "frobnicate" "run --bogus" "run --policy static:999" "run --policy nope" \
 	    "run --ring 100" "run --bytes -5" "run --frame 10" "run --model fast" \
-	    "run --wait sometimes" "run --timeout-us 0" "run --fault nothing" "run a.elf b.elf"; do
+	    "run --wait sometimes" "run --timeout-us 0" "run --fault nothing" "run a.elf b.elf" \
+	    "run --bytes 99999999999999999999" "run --bytes -1" "run --mem 0x10M" "run --ring 2 --segments 3" \
+	    "table --plot t.pdf" "table --rows 10,200"; do
 	# shellcheck disable=SC2086
 	run_lkvm usage $args
 	check "'$args' is a usage error (exit 2)" [ "$(rc_of usage)" = 2 ]

@@ -30,6 +30,12 @@ for model in threaded lguest; do
 	check "$model --wait halt: exit 0 and verified" \
 		sh -c "[ $(rc_of halt) = 0 ] && [ $(json_get "$TMP/h.json" tx_verify) = ok ]"
 done
+for model in threaded lguest; do
+	run_lkvm os run --quiet --bytes 16M --model $model --policy event-idx --host-timer oneshot \
+		--max-seconds 60 --stats-json "$TMP/os.json"
+	check "$model event-idx with the oneshot host timer: finishes, verified" \
+		sh -c "[ $(rc_of os) = 0 ] && [ $(json_get "$TMP/os.json" tx_verify) = ok ]"
+done
 run_lkvm fixed run --quiet --bytes 16M --timeout-us 50 --host-timer oneshot --stats-json "$TMP/f.json"
 check "fixed 50 us timer, oneshot: exit 0 and verified" \
 	sh -c "[ $(rc_of fixed) = 0 ] && [ $(json_get "$TMP/f.json" tx_verify) = ok ]"
