@@ -64,7 +64,7 @@ __attribute__((noreturn)) void stub_main(const struct hvm_start_info *si)
 {
 	static struct params p = {
 		.workload = "raw", .policy = "dynamic", .fault = "none",
-		.bytes = 1ull << 30, .frame = 1514, .ring = 128, .segments = 2,
+		.bytes = 1ull << 30, .frame = 1514, .ring = 128, .segments = 3,
 	};
 	const char *cmdline = (const char *)si->cmdline_paddr;
 	const struct mmio_window *con;

@@ -27,7 +27,7 @@ void run_options_defaults(struct run_options *o)
 	o->bytes = 1ull << 30;
 	o->frame = 1514;
 	o->ring = 128;
-	o->segments = 2;
+	o->segments = 3;
 	o->wait = "spin";
 	o->indirect = "never";
 	o->fault = "none";
@@ -87,7 +87,7 @@ void run_usage(FILE *f)
 "  --bytes SIZE         bytes to transmit (default 1G; K/M/G suffixes)\n"
 "  --frame N            Ethernet frame size, %u..%u (default 1514)\n"
 "  --ring N             TX ring size, power of two up to %u (default 128)\n"
-"  --segments N         descriptors per frame, 1..16 (default 2: header, frame)\n"
+"  --segments N         descriptors per frame, 1..16 (default 3: header, frame in two)\n"
 "  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (default dynamic)\n"
 "  --wait W             spin | halt: how the guest waits on a full ring (default spin)\n"
 "  --pace-ns N          guest work per frame before it is queued, e.g. 24000 for the\n"
