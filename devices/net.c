@@ -42,7 +42,10 @@ static uint64_t net_tx_drain(struct net *net)
 	while ((rc = vq_pop_avail(vq, &net->chain)) > 0) {
 		if (!net->st.t_first)
 			net->st.t_first = monotonic_seconds();
-		net_sink_consume(&net->sink, &net->chain);
+		if (net->cfg.backend == NET_BACKEND_TAP)
+			net_tap_transmit(&net->tap, &net->chain);
+		else
+			net_sink_consume(&net->sink, &net->chain);
 		net->st.buffers_indirect += net->chain.indirect;
 		net->st.descriptors += net->chain.count;
 		vq_push_used(vq, net->chain.head, 0);
@@ -186,6 +189,7 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 	net->cfg = *cfg;
 	net->timeout_us = cfg->timeout_us;
 	net->tx_efd = net->timer_fd = net->stop_efd = net->epoll_fd = -1;
+	net->tap.fd = -1;
 	virtio_mmio_init(&net->mmio, &net_ops, net, vm, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
 			 (1ull << VIRTIO_RING_F_INDIRECT_DESC));
@@ -331,7 +335,8 @@ void net_stop(struct net *net)
 
 void net_close(struct net *net)
 {
-	int *fds[] = { &net->tx_efd, &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd };
+	int *fds[] = { &net->tx_efd, &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd,
+		       &net->tap.fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0) {

@@ -16,9 +16,11 @@
 #include <stdint.h>
 
 #include "net_sink.h"
+#include "net_tap.h"
 #include "virtio_mmio.h"
 
 enum net_model { NET_MODEL_THREADED, NET_MODEL_LGUEST };
+enum net_backend { NET_BACKEND_SINK, NET_BACKEND_TAP };
 enum host_timer { HOST_TIMER_REARM, HOST_TIMER_ONESHOT };
 
 struct net_config {
@@ -27,6 +29,8 @@ struct net_config {
 	uint32_t timeout_us;      /* starting value; fixed unless adaptive */
 	bool adaptive_timeout;    /* 2008's +10 / -1 us rule */
 	uint8_t mac[6];
+	enum net_backend backend;
+	char tap_name[16];        /* --net tap:NAME ("" = the kernel picks) */
 };
 
 struct net_tx_stats {
@@ -47,7 +51,8 @@ struct net_tx_stats {
 struct net {
 	struct virtio_mmio_dev mmio;
 	struct net_config cfg;
-	struct net_sink sink;
+	struct net_sink sink;       /* backend: verify and discard (default) */
+	struct net_tap tap;         /* backend: a real TAP device */
 	struct net_tx_stats st;
 	struct vq_chain chain;        /* scratch for the drain loop */
 	bool suppressed;              /* we asked the guest not to notify */

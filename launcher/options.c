@@ -97,6 +97,8 @@ void run_usage(FILE *f)
 "  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
 "                       loop,avail} | hostile-indirect-{nested,len,addr,loop,next}\n"
 "Host side:\n"
+"  --net B              sink (verify and discard, default) | tap[:IFNAME] (a real TAP device)\n"
+"  --user NAME          after setup, switch to this user (and drop every capability)\n"
 "  --model M            threaded (ioeventfd + device thread, default) | lguest (exits)\n"
 "  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
 "                       starting at 500 us (default adaptive)\n"
@@ -141,7 +143,7 @@ static bool valid_fault(const char *s)
 int run_options_parse(struct run_options *o, int argc, char **argv)
 {
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
-	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS, O_BOOT_STATUS, O_PACE };
+	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -161,6 +163,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "max-seconds", required_argument, 0, O_MAX_SECONDS },
 		{ "boot-status", required_argument, 0, O_BOOT_STATUS },
 		{ "pace-ns", required_argument, 0, O_PACE },
+		{ "net", required_argument, 0, O_NET },
+		{ "user", required_argument, 0, O_USER },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
@@ -246,6 +250,18 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			if (!parse_u32(optarg, 1, 86400, &o->max_seconds))
 				return usage_error("run", "--max-seconds '%s': give 1..86400", optarg);
 			break;
+		case O_NET:
+			if (!strcmp(optarg, "sink")) {
+				o->net.backend = NET_BACKEND_SINK;
+			} else if (!strcmp(optarg, "tap") ||
+				   (!strncmp(optarg, "tap:", 4) && optarg[4] && strlen(optarg + 4) < sizeof(o->net.tap_name))) {
+				o->net.backend = NET_BACKEND_TAP;
+				snprintf(o->net.tap_name, sizeof(o->net.tap_name), "%s", optarg[3] ? optarg + 4 : "");
+			} else {
+				return usage_error("run", "--net '%s': expected sink, tap or tap:IFNAME (at most 15 characters)", optarg);
+			}
+			break;
+		case O_USER: o->user = optarg; break;
 		case O_PACE:
 			if (!parse_u32(optarg, 0, 10000000, &o->pace_ns))
 				return usage_error("run", "--pace-ns '%s': give 0..10000000", optarg);

@@ -27,6 +27,7 @@ struct run_options {
 	const char *stats_json;
 	unsigned max_seconds;       /* 0: no limit */
 	bool quiet;                 /* no guest console on stdout */
+	const char *user;           /* --user: switch to this user after setup */
 };
 
 void run_options_defaults(struct run_options *o);

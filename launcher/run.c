@@ -14,6 +14,7 @@
 #include "run.h"
 
 #include <cap-ng.h>
+#include <pwd.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,6 +32,7 @@
 #include "diag.h"
 #include "elf_loader.h"
 #include "lguest_kvm_abi.h"
+#include "lkvm_frame.h"
 #include "net.h"
 #include "pvh_boot.h"
 #include "stats.h"
@@ -142,6 +144,8 @@ static int build_guest(struct run_state *rs)
 	free(image);
 	if (rc < 0 || vm_create_vcpu_pvh(&rs->vm, entry, LKVM_START_INFO_GPA) < 0)
 		return -1;
+	if (rs->o->net.backend == NET_BACKEND_TAP && net_tap_open(&rs->net.tap, rs->o->net.tap_name) < 0)
+		return -1;
 	/* The guest times --pace-ns with its TSC; KVM knows the TSC rate. */
 	tsc_khz = ioctl(rs->vm.vcpu_fd, KVM_GET_TSC_KHZ, 0);
 	if (tsc_khz <= 0 && rs->o->pace_ns)
@@ -158,9 +162,20 @@ static int drop_privileges(struct run_state *rs)
 	FILE *f;
 	char line[256];
 
-	/* Everything privileged is open: /dev/kvm, the VM, the vCPU.  Drop all
-	 * capabilities (and the bounding set where we may) before any thread
-	 * starts, since capabilities are per thread. */
+	/* Everything privileged is open: /dev/kvm, the VM, the vCPU, the tap.
+	 * Switch user if asked, then drop all capabilities (and the bounding
+	 * set where we may) before any thread starts, since capabilities are
+	 * per thread. */
+	if (rs->o->user) {
+		struct passwd *pw = getpwnam(rs->o->user);
+
+		if (!pw)
+			return diag_fail("--user %s: no such user", rs->o->user);
+		capng_clear(CAPNG_SELECT_BOTH);
+		if (capng_change_id(pw->pw_uid, pw->pw_gid, CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING) < 0)
+			return diag_fail("--user %s: cannot switch to uid %u gid %u -- run as root", rs->o->user,
+					 (unsigned)pw->pw_uid, (unsigned)pw->pw_gid);
+	}
 	capng_clear(CAPNG_SELECT_BOTH);
 	if (capng_apply(CAPNG_SELECT_BOTH) < 0) {
 		capng_clear(CAPNG_SELECT_CAPS);
@@ -409,6 +424,11 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 {
 	const struct net_tx_stats *tx = &rs->net.st;
 	const struct net_sink *sink = &rs->net.sink;
+	const struct net_tap *tap = &rs->net.tap;
+	bool tapped = rs->o->net.backend == NET_BACKEND_TAP;
+	uint64_t frames = tapped ? tap->frames : sink->frames;
+	/* Payload as the raw workload counts it: the frame after its header. */
+	uint64_t payload = tapped ? tap->bytes - tap->frames * LKVM_FRAME_HDR : sink->payload_bytes;
 	double xfer = tx->t_last > tx->t_first ? tx->t_last - tx->t_first : 0;
 	static char names[MAX_EXIT_REASON][40];
 	const struct lkvm_guest_report *g = &rs->report;
@@ -425,11 +445,15 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "frame_bytes", rs->o->frame);
 	stats_u64(st, "guest_pace_ns", rs->o->pace_ns);
 	stats_f64(st, "tx_transfer_seconds", xfer);
-	stats_u64(st, "tx_payload_bytes", sink->payload_bytes);
-	stats_u64(st, "tx_frames", sink->frames);
-	stats_f64(st, "tx_gbit_per_second", xfer > 0 ? sink->payload_bytes * 8.0 / xfer / 1e9 : 0);
-	stats_u64(st, "tx_frames_bad", sink->bad_frames);
-	stats_str(st, "tx_verify", sink->bad_frames ? sink->first_error : "ok");
+	stats_str(st, "net_backend", tapped ? "tap" : "sink");
+	if (tapped)
+		stats_str(st, "net_tap_interface", tap->ifname);
+	stats_u64(st, "tx_payload_bytes", payload);
+	stats_u64(st, "tx_frames", frames);
+	stats_f64(st, "tx_gbit_per_second", xfer > 0 ? payload * 8.0 / xfer / 1e9 : 0);
+	stats_u64(st, "tx_frames_bad", tapped ? tap->errors : sink->bad_frames);
+	stats_str(st, "tx_verify", tapped ? (tap->errors ? tap->first_error : "not checked by the host (tap)")
+				    : sink->bad_frames ? sink->first_error : "ok");
 	stats_u64(st, "tx_notify_wakeups", tx->notify_wakeups);
 	stats_u64(st, "tx_notify_empty", tx->notifies_empty);
 	stats_u64(st, "tx_timer_drains_work", tx->timer_drains_work);
@@ -463,6 +487,7 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "mmio_unknown_address", rs->mmio_unknown);
 	stats_u64(st, "device_errors", rs->con.mmio.errors + rs->net.mmio.errors);
 	stats_str(st, "launcher_cap_effective", rs->cap_eff);
+	stats_u64(st, "launcher_uid", (uint64_t)getuid());
 	stats_u64(st, "guest_report", rs->have_report);
 	stats_u64(st, "guest_reports_malformed", rs->bad_reports);
 	if (rs->have_report) {
@@ -514,7 +539,14 @@ static int finish(struct run_state *rs)
 		fprintf(stderr, "lguest-kvm: %s\n", broken->error);
 		return EXIT_DEVICE_ERROR;
 	}
-	if (raw && rs->guest_status == 0) {
+	if (raw && rs->guest_status == 0 && rs->o->net.backend == NET_BACKEND_TAP) {
+		if (rs->net.tap.errors || !rs->have_report || rs->report.tx_frames != rs->net.tap.frames) {
+			fprintf(stderr, "lguest-kvm: net: %llu of %llu frames written to tap %s%s%s\n",
+				(unsigned long long)rs->net.tap.frames, (unsigned long long)rs->report.tx_frames,
+				rs->net.tap.ifname, rs->net.tap.errors ? "; first error: " : "", rs->net.tap.first_error);
+			return EXIT_VERIFY;
+		}
+	} else if (raw && rs->guest_status == 0) {
 		if (rs->net.sink.bad_frames) {
 			fprintf(stderr, "lguest-kvm: net: %llu bad frame(s), first: %s\n",
 				(unsigned long long)rs->net.sink.bad_frames, rs->net.sink.first_error);
@@ -539,6 +571,7 @@ int lkvm_run(const struct run_options *o)
 	struct sigaction kick = { .sa_handler = on_kick_signal };
 	struct stats st = { .n = 0 };
 	pthread_t sig_thread;
+	FILE *json = NULL;
 	sigset_t block;
 	int code;
 
@@ -565,13 +598,18 @@ int lkvm_run(const struct run_options *o)
 	console_init(&rs.con, &rs.vm, 0, o->quiet ? -1 : STDOUT_FILENO);
 	net_init(&rs.net, &rs.vm, 1, &o->net);
 	/* Before the guest runs, a failure is one line and no stats: there is
-	 * no run to describe (a bad image, no /dev/kvm). */
-	if (build_guest(&rs) < 0 || set_vcpu_signal_mask(&rs) < 0 || drop_privileges(&rs) < 0 ||
+	 * no run to describe (a bad image, no /dev/kvm).  The stats file is
+	 * opened now, while we may still create it anywhere root may. */
+	if ((o->stats_json && !(json = fopen(o->stats_json, "w")) &&
+	     diag_fail("--stats-json %s: %s -- give a writable path", o->stats_json, strerror(errno)) < 0) ||
+	    build_guest(&rs) < 0 || set_vcpu_signal_mask(&rs) < 0 || drop_privileges(&rs) < 0 ||
 	    net_start(&rs.net, vcpu_thread) < 0 || console_start_input(&rs.con, STDIN_FILENO) < 0 ||
 	    (pthread_create(&sig_thread, NULL, signal_thread, &rs) &&
 	     diag_fail("cannot start the signal thread") < 0)) {
 		console_close(&rs.con);
 		diag_print();
+		if (json)
+			fclose(json);
 		net_stop(&rs.net);
 		net_close(&rs.net);
 		vm_destroy(&rs.vm);
@@ -591,7 +629,7 @@ int lkvm_run(const struct run_options *o)
 	collect_stats(&rs, &st);
 	stats_print(stderr, &st);
 	code = finish(&rs);
-	if (o->stats_json && stats_write_json(o->stats_json, &st) < 0) {
+	if (json && stats_write_json(json, o->stats_json, &st) < 0) {
 		diag_print();
 		if (!code)
 			code = EXIT_ERROR;

@@ -85,12 +85,8 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-int stats_write_json(const char *path, const struct stats *st)
+int stats_write_json(FILE *f, const char *path, const struct stats *st)
 {
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return diag_fail("--stats-json %s: cannot write: %m", path);
 	fputs("{", f);
 	for (unsigned i = 0; i < st->n; i++) {
 		const struct stat_entry *e = &st->e[i];

@@ -30,6 +30,7 @@ void stats_f64(struct stats *st, const char *key, double v);
 void stats_str(struct stats *st, const char *key, const char *v);
 /* The seed's two lines first, then "key value" lines. */
 void stats_print(FILE *f, const struct stats *st);
-int stats_write_json(const char *path, const struct stats *st);
+/* Writes and closes `f` (opened early, before privileges are dropped). */
+int stats_write_json(FILE *f, const char *path, const struct stats *st);
 
 #endif

@@ -106,7 +106,7 @@ static void table_usage(FILE *f)
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns\n"
 "  --workload raw       (the only workload so far)\n"
-"  --net sink           (the only backend so far)\n"
+"  --net sink|tap[:IFNAME]  the backend (tap needs a receiver that drains it)\n"
 "\n"
 "Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n");
 }
@@ -600,8 +600,10 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 				return usage_error("table", "--workload '%s': only 'raw' exists so far (TCP is issue 5)", optarg);
 			break;
 		case O_NET:
-			if (strcmp(optarg, "sink"))
-				return usage_error("table", "--net '%s': only the 'sink' backend exists so far", optarg);
+			if (t->npass + 2 > MAX_PASS)
+				return usage_error("table", "too many options%s", "");
+			t->pass[t->npass++] = "--net";
+			t->pass[t->npass++] = optarg;
 			break;
 		case O_PASS:
 			if (t->npass + 2 > MAX_PASS)
