@@ -41,19 +41,19 @@ static void console_transmit(struct console *con)
 {
 	struct virtio_mmio_dev *dev = &con->mmio;
 	struct vq *vq = &dev->vqs[CONSOLE_TX];
-	static struct vq_chain chain;   /* 16 KiB: not on the stack; callers hold the lock */
+	struct vq_chain *chain = &con->tx_chain;
 	bool used = false;
 	int rc;
 
-	while ((rc = vq_pop_avail(vq, &chain)) > 0) {
+	while ((rc = vq_pop_avail(vq, chain)) > 0) {
 		if (!con->t_first_output)
 			con->t_first_output = monotonic_seconds();
-		for (unsigned i = 0; i < chain.count; i++)
-			if (!chain.buf[i].device_writes) {
-				write_all(con->out_fd, chain.buf[i].host, chain.buf[i].len);
-				con->bytes_out += chain.buf[i].len;
+		for (unsigned i = 0; i < chain->count; i++)
+			if (!chain->buf[i].device_writes) {
+				write_all(con->out_fd, chain->buf[i].host, chain->buf[i].len);
+				con->bytes_out += chain->buf[i].len;
 			}
-		vq_push_used(vq, chain.head, 0);
+		vq_push_used(vq, chain->head, 0);
 		used = true;
 	}
 	if (rc < 0)
@@ -67,26 +67,26 @@ static void console_deliver(struct console *con)
 {
 	struct virtio_mmio_dev *dev = &con->mmio;
 	struct vq *vq = &dev->vqs[CONSOLE_RX];
-	static struct vq_chain chain;
+	struct vq_chain *chain = &con->rx_chain;
 	bool used = false;
 	int rc = 0;
 
-	while (con->pending_off < con->pending_len && (rc = vq_pop_avail(vq, &chain)) > 0) {
+	while (con->pending_off < con->pending_len && (rc = vq_pop_avail(vq, chain)) > 0) {
 		uint32_t written = 0;
 
-		for (unsigned i = 0; i < chain.count && con->pending_off < con->pending_len; i++) {
+		for (unsigned i = 0; i < chain->count && con->pending_off < con->pending_len; i++) {
 			uint32_t n = con->pending_len - con->pending_off;
 
-			if (!chain.buf[i].device_writes)
+			if (!chain->buf[i].device_writes)
 				continue;
-			if (n > chain.buf[i].len)
-				n = chain.buf[i].len;
-			memcpy(chain.buf[i].host, con->pending + con->pending_off, n);
+			if (n > chain->buf[i].len)
+				n = chain->buf[i].len;
+			memcpy(chain->buf[i].host, con->pending + con->pending_off, n);
 			con->pending_off += n;
 			written += n;
 		}
 		con->bytes_in += written;
-		vq_push_used(vq, chain.head, written);
+		vq_push_used(vq, chain->head, written);
 		used = true;
 	}
 	if (rc < 0)

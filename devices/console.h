@@ -19,6 +19,7 @@ struct console {
 	uint32_t pending_len, pending_off;
 	int in_fd;
 	bool closed;                /* the run is over: touch no guest memory */
+	struct vq_chain rx_chain, tx_chain;  /* scratch, used under the lock */
 };
 
 void console_init(struct console *con, struct vm *vm, unsigned index, int out_fd);

@@ -71,7 +71,7 @@ void stats_print(FILE *f, const struct stats *st)
 	fflush(f);
 }
 
-static void json_string(FILE *f, const char *s)
+void json_write_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -92,12 +92,12 @@ int stats_write_json(FILE *f, const char *path, const struct stats *st)
 		const struct stat_entry *e = &st->e[i];
 
 		fprintf(f, "%s\n  ", i ? "," : "");
-		json_string(f, e->key);
+		json_write_string(f, e->key);
 		fputs(": ", f);
 		switch (e->type) {
 		case STAT_U64: fprintf(f, "%llu", (unsigned long long)e->u); break;
 		case STAT_F64: fprintf(f, "%.9g", e->f); break;
-		case STAT_STR: json_string(f, e->s); break;
+		case STAT_STR: json_write_string(f, e->s); break;
 		}
 	}
 	fputs("\n}\n", f);

@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "options.h"
+#include "stats.h"
 
 #define MAX_ROWS 32
 #define MAX_REPEAT 25
@@ -409,17 +410,6 @@ static int write_csv(const struct table *t)
 	return fclose(f) ? diag_fail("--csv %s: write failed", t->csv) : 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s >= 0x20)
-			fputc(*s, f);
-	fputc('"', f);
-}
-
 static int write_json(const struct table *t)
 {
 	FILE *f = fopen(t->json, "w");
@@ -429,7 +419,7 @@ static int write_json(const struct table *t)
 	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"options\": [", t->experiment, t->repeat);
 	for (unsigned i = 0; i < t->npass; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		json_str(f, t->pass[i]);
+		json_write_string(f, t->pass[i]);
 	}
 	fprintf(f, "],\n  \"rows\": [");
 	for (unsigned mi = 0; mi < t->nmodels; mi++)
@@ -437,11 +427,14 @@ static int write_json(const struct table *t)
 			const struct row *r = &t->rows[mi][i];
 
 			fprintf(f, "%s\n    {\"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->models[mi]);
-			json_str(f, r->label);
-			fprintf(f, ", \"options\": [\"%s\", \"%s\"%s%s%s], \"ok\": %s, \"failed\": ", r->args[0], r->args[1],
-				r->nargs > 2 ? ", \"" : "", r->nargs > 2 ? r->args[2] : "", r->nargs > 2 ? "\"" : "",
-				r->failed[0] ? "false" : "true");
-			json_str(f, r->failed);
+			json_write_string(f, r->label);
+			fprintf(f, ", \"options\": [");
+			for (unsigned k = 0; k < r->nargs; k++) {
+				fprintf(f, "%s", k ? ", " : "");
+				json_write_string(f, r->args[k]);
+			}
+			fprintf(f, "], \"ok\": %s, \"failed\": ", r->failed[0] ? "false" : "true");
+			json_write_string(f, r->failed);
 			fprintf(f, ",\n     \"samples\": [");
 			for (unsigned s = 0; s < r->n; s++) {
 				fprintf(f, "%s{", s ? ", " : "");
