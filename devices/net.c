@@ -17,12 +17,10 @@
 #include <linux/virtio_mmio.h>
 #include <linux/virtio_net.h>
 #include <sched.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
