@@ -18,11 +18,11 @@ for sig in INT TERM; do
 	pid=$!
 	sleep 1
 	kill -$sig $pid
-	( trap - EXIT; sleep 20; kill -KILL $pid 2>/dev/null ) &
-	watchdog=$!
+	# Bounded wait: a launcher that ignored the signal is killed after 20 s.
+	for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
+	kill -KILL $pid 2>/dev/null
 	wait $pid
 	rc=$?
-	kill $watchdog 2>/dev/null
 	want=$((128 + $(kill -l $sig)))
 	check "SIG$sig mid-run -> exit $want" [ $rc = $want ]
 	check "SIG$sig mid-run still prints stats" grep -q "^Number of net notifies:" "$TMP/$sig.err"
