@@ -143,7 +143,8 @@ static bool valid_fault(const char *s)
 int run_options_parse(struct run_options *o, int argc, char **argv)
 {
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
-	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET, O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER };
+	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
+	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },

@@ -6,7 +6,8 @@
  *      command line that names the devices and the run's parameters.
  *   2. Wire the devices: console (MMIO exits) and net (ioeventfd + device
  *      thread, or MMIO exits + a waker thread in the lguest model).
- *   3. Drop every capability: nothing after this point is privileged.
+ *   3. Switch user if asked and drop every capability: nothing after this
+ *      point is privileged.
  *   4. Run the vCPU until the guest leaves, crashes, breaks a ring, or a
  *      signal or --max-seconds stops it.
  *   5. Whatever the way out, print the stats block (and the JSON copy).
@@ -14,11 +15,11 @@
 #include "run.h"
 
 #include <cap-ng.h>
-#include <pwd.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -565,6 +566,25 @@ static int finish(struct run_state *rs)
 	return rs->guest_status;
 }
 
+/* Steps 1-3 and the threads, in order.  Before the guest runs, a failure is
+ * one line and no stats: there is no run to describe (a bad image, no
+ * /dev/kvm).  The stats file is opened first, while we may still create it
+ * anywhere root may. */
+static int setup_run(struct run_state *rs, FILE **json, pthread_t *sig_thread)
+{
+	const struct run_options *o = rs->o;
+
+	if (o->stats_json && !(*json = fopen(o->stats_json, "w")))
+		return diag_fail("--stats-json %s: %s -- give a writable path", o->stats_json, strerror(errno));
+	if (build_guest(rs) < 0 || set_vcpu_signal_mask(rs) < 0 || drop_privileges(rs) < 0)
+		return -1;
+	if (net_start(&rs->net, vcpu_thread) < 0 || console_start_input(&rs->con, STDIN_FILENO) < 0)
+		return -1;
+	if (pthread_create(sig_thread, NULL, signal_thread, rs))
+		return diag_fail("cannot start the signal thread");
+	return 0;
+}
+
 int lkvm_run(const struct run_options *o)
 {
 	static struct run_state rs;
@@ -597,15 +617,7 @@ int lkvm_run(const struct run_options *o)
 
 	console_init(&rs.con, &rs.vm, 0, o->quiet ? -1 : STDOUT_FILENO);
 	net_init(&rs.net, &rs.vm, 1, &o->net);
-	/* Before the guest runs, a failure is one line and no stats: there is
-	 * no run to describe (a bad image, no /dev/kvm).  The stats file is
-	 * opened now, while we may still create it anywhere root may. */
-	if ((o->stats_json && !(json = fopen(o->stats_json, "w")) &&
-	     diag_fail("--stats-json %s: %s -- give a writable path", o->stats_json, strerror(errno)) < 0) ||
-	    build_guest(&rs) < 0 || set_vcpu_signal_mask(&rs) < 0 || drop_privileges(&rs) < 0 ||
-	    net_start(&rs.net, vcpu_thread) < 0 || console_start_input(&rs.con, STDIN_FILENO) < 0 ||
-	    (pthread_create(&sig_thread, NULL, signal_thread, &rs) &&
-	     diag_fail("cannot start the signal thread") < 0)) {
+	if (setup_run(&rs, &json, &sig_thread) < 0) {
 		console_close(&rs.con);
 		diag_print();
 		if (json)

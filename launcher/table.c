@@ -651,57 +651,45 @@ static int check_rows(struct table *t)
 	return 0;
 }
 
-int table_main(int argc, char **argv)
+/* Segments per frame unless given: the notify experiment uses the 2008
+ * driver's two (virtio-net header, linear data), so the 128-entry ring holds
+ * 64 frames as lguest's did; the indirect experiment uses three. */
+static void add_default_segments(struct table *t)
 {
-	static struct table t;
-	const char *rows = NULL;
-	int rc, failed = 0;
-
-	memset(&t, 0, sizeof(t));
-	t.experiment = "notify";
-	t.repeat = 3;
-	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = 2;
-	rc = parse_table_options(&t, argc, argv, &rows);
-	if (rc)
-		return rc < 0 ? 0 : rc;
-	/* Segments per frame unless given: the notify experiment uses the 2008
-	 * driver's two (virtio-net header, linear data), so the 128-entry ring
-	 * holds 64 frames as lguest's did; the indirect one uses three. */
-	if (t.npass + 2 <= MAX_PASS) {
-		bool has_segments = false;
-
-		for (unsigned i = 0; i < t.npass; i += 2)
-			has_segments |= !strcmp(t.pass[i], "--segments");
-		if (!has_segments) {
-			t.pass[t.npass++] = "--segments";
-			t.pass[t.npass++] = !strcmp(t.experiment, "indirect") ? "3" : "2";
-		}
+	for (unsigned i = 0; i < t->npass; i += 2)
+		if (!strcmp(t->pass[i], "--segments"))
+			return;
+	if (t->npass + 2 <= MAX_PASS) {
+		t->pass[t->npass++] = "--segments";
+		t->pass[t->npass++] = !strcmp(t->experiment, "indirect") ? "3" : "2";
 	}
-	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
-		return rc;
+}
 
-	{
-		struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
+/* Every model x row x repeat; a failed run ends its row, a signal the sweep.
+ * Returns whether any row failed. */
+static bool run_sweep(struct table *t)
+{
+	struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
+	bool failed = false;
 
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
-	t.total = t.nmodels * t.nrows * t.repeat;
-	t.t0 = monotonic_seconds();
-	for (unsigned mi = 0; mi < t.nmodels && !t.interrupted; mi++)
-		for (unsigned i = 0; i < t.nrows && !t.interrupted; i++) {
-			struct row *r = &t.rows[mi][i];
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	t->total = t->nmodels * t->nrows * t->repeat;
+	t->t0 = monotonic_seconds();
+	for (unsigned mi = 0; mi < t->nmodels && !t->interrupted; mi++)
+		for (unsigned i = 0; i < t->nrows && !t->interrupted; i++) {
+			struct row *r = &t->rows[mi][i];
 
-			for (unsigned k = 0; k < t.repeat; k++) {
+			for (unsigned k = 0; k < t->repeat; k++) {
 				char why[240];
 				int st;
 
-				progress(&t, t.models[mi], r, k + 1);
+				progress(t, t->models[mi], r, k + 1);
 				st = table_signal ? 128 + table_signal
-						  : run_one(&t, t.models[mi], r, r->v[r->n], why, sizeof(why));
-				t.done++;
+						  : run_one(t, t->models[mi], r, r->v[r->n], why, sizeof(why));
+				t->done++;
 				if (table_signal || st == 128 + SIGINT || st == 128 + SIGTERM) {
-					t.interrupted = table_signal ? 128 + table_signal : st;
+					t->interrupted = table_signal ? 128 + table_signal : st;
 					snprintf(r->failed, sizeof(r->failed), "interrupted");
 					break;
 				}
@@ -714,13 +702,35 @@ int table_main(int argc, char **argv)
 			summarise(r);
 			failed |= r->failed[0] != 0;
 		}
-	for (unsigned mi = 0; mi < t.nmodels; mi++)
-		for (unsigned i = 0; i < t.nrows; i++)
-			if (!t.rows[mi][i].n && !t.rows[mi][i].failed[0])
-				snprintf(t.rows[mi][i].failed, sizeof(t.rows[mi][i].failed),
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++)
+			if (!t->rows[mi][i].n && !t->rows[mi][i].failed[0])
+				snprintf(t->rows[mi][i].failed, sizeof(t->rows[mi][i].failed),
 					 "not run: the sweep was interrupted");
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
+	return failed;
+}
+
+int table_main(int argc, char **argv)
+{
+	static struct table t;
+	const char *rows = NULL;
+	bool failed;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	t.experiment = "notify";
+	t.repeat = 3;
+	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = 2;
+	rc = parse_table_options(&t, argc, argv, &rows);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	add_default_segments(&t);
+	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
+		return rc;
+
+	failed = run_sweep(&t);
 	printf("lguest-kvm table, experiment %s:", t.experiment);
 	for (unsigned i = 0; i < t.npass; i++)
 		printf(" %s", t.pass[i]);
