@@ -27,6 +27,22 @@ PY
 check "stdout closed early (run | head -1): still exits 0" [ "${PIPESTATUS[0]}" = 0 ]
 check "stdout closed early: stats still printed" grep -q "^Number of timeouts:" "$TMP/pipe.err"
 
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ] && [ "$(stat -c %a /dev/kvm)" = 600 ]; then
+	# A user without access to /dev/kvm, running copies it can reach.
+	PUB=$(mktemp -d)
+	chmod 755 "$PUB"
+	cp "$LKVM" "$PUB/lguest-kvm"
+	cp "$(dirname "$LKVM")/guest-stub/lguest-stub.elf" "$PUB/stub.elf"
+	chmod 755 "$PUB/lguest-kvm"
+	chmod 644 "$PUB/stub.elf"
+	LGUEST_KVM_GUEST="$PUB/stub.elf" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$PUB/lguest-kvm" run --workload boot </dev/null >/dev/null 2>"$TMP/perm.err"
+	check "no access to /dev/kvm: exit 1" [ $? = 1 ]
+	rm -rf "$PUB"
+	check "no access to /dev/kvm: one line saying what to do" \
+		sh -c "[ \$(wc -l <$TMP/perm.err) = 1 ] && grep -q '/dev/kvm: permission denied -- run as root or join group kvm' $TMP/perm.err"
+fi
+
 for status in 7 42; do
 	run_lkvm st run --workload boot --boot-status $status --quiet
 	check "guest status $status passed through" [ "$(rc_of st)" = $status ]
