@@ -41,6 +41,14 @@ import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 sys.exit(0 if root.tag.endswith("svg") and len(list(root.iter())) > 50 else 1)' "$TMP/t.svg"
 
+check "no progress line when stderr is not a terminal" sh -c "! grep -q ETA $TMP/t.err"
+if command -v script >/dev/null; then
+	script -qfec "$LKVM table --rows 10,20 --repeat 2 --bytes 1M --model threaded" /dev/null \
+		</dev/null >"$TMP/tty.out" 2>&1
+	check "progress (row, repeat, elapsed, ETA) on a terminal" \
+		sh -c "tr '\r' '\n' <$TMP/tty.out | grep -Eq 'threaded: row 20, repeat 2/2 -- [0-9]+/4 runs, elapsed [0-9]+ s, ETA [0-9]+ s'"
+fi
+
 # Every run of this sweep fails: the guest cannot fit 1024 buffers of 16000
 # bytes into 16 MiB.  The table must say so and never print numbers for it.
 run_lkvm f table --rows 10,dynamic --repeat 2 --bytes 1M --mem 16M --ring 1024 --frame 16000 \
