@@ -9,6 +9,11 @@
  * The pattern depends on the sequence number, so a buffer the host reads
  * before the guest rewrote it (a ring bug) fails the check, not just a
  * skipped or repeated frame.
+ *
+ * The tcp workload's byte stream uses the same pattern with one fixed
+ * "sequence": byte k of the stream is byte k % 8 (little endian) of
+ * lkvm_stream_word(k / 8).  A sender can regenerate any stretch of it (so a
+ * retransmission needs no send buffer), and a receiver can check any byte.
  */
 #ifndef LKVM_FRAME_H
 #define LKVM_FRAME_H
@@ -24,6 +29,13 @@
 static inline uint64_t lkvm_pattern(uint64_t seq, uint64_t word)
 {
 	return (seq * 0x9e3779b97f4a7c15ull) ^ (word * 0xd1b54a32d192ed03ull) ^ 0x5bd1e995ull;
+}
+
+#define LKVM_STREAM_SEQ 0x54435053u   /* "TCPS" */
+
+static inline uint64_t lkvm_stream_word(uint64_t word)
+{
+	return lkvm_pattern(LKVM_STREAM_SEQ, word);
 }
 
 #endif
