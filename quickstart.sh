@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(gcc libc6-dev linux-libc-dev meson ninja-build pkg-config libcap-ng-dev python3 gnuplot-nox iproute2)
+PACKAGES=(gcc libc6-dev linux-libc-dev meson ninja-build pkg-config libcap-ng-dev libslirp-dev libglib2.0-dev python3 gnuplot-nox iproute2)
 
 install_packages() {
 	local missing=() sudo=()

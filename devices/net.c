@@ -18,6 +18,7 @@
 #include <linux/virtio_net.h>
 #include <sched.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -42,6 +43,8 @@ static uint64_t net_tx_drain(struct net *net)
 			net->st.t_first = monotonic_seconds();
 		if (net->cfg.backend == NET_BACKEND_TAP)
 			net_tap_transmit(&net->tap, &net->chain);
+		else if (net->cfg.backend == NET_BACKEND_USER)
+			net_slirp_transmit(&net->slirp, &net->chain);
 		else
 			net_sink_consume(&net->sink, &net->chain);
 		net->st.buffers_indirect += net->chain.indirect;
@@ -51,6 +54,7 @@ static uint64_t net_tx_drain(struct net *net)
 	}
 	if (rc < 0)
 		virtio_mmio_fail(&net->mmio, vq->error);
+	net_rx_signal(net);     /* slirp answers some frames (ARP) at once */
 	if (n) {
 		net->st.t_last = monotonic_seconds();
 		if (vq_should_interrupt(vq)) {
@@ -149,13 +153,42 @@ static void arm_timer(struct net *net)
 	timerfd_settime(net->timer_fd, 0, &its, NULL);
 }
 
-/* MMIO-exit notifies: every TX notify in the lguest model, RX always. */
+static void tap_watch(struct net *net, bool on)
+{
+	struct epoll_event e = { .events = on ? EPOLLIN : 0, .data.fd = net->tap.fd };
+
+	epoll_ctl(net->epoll_fd, EPOLL_CTL_MOD, net->tap.fd, &e);
+}
+
+static void wake_waker(struct net *net)
+{
+	uint64_t one = 1;
+	ssize_t n = write(net->waker_efd, &one, 8);
+
+	(void)n;    /* only fails if the counter is full: the waker is awake anyway */
+}
+
+/* Frames from the tap, on whichever thread reads them (lock held). */
+static void tap_receive(struct net *net)
+{
+	net_rx_from_tap(net, 64);
+	net_rx_signal(net);
+	if (net->cfg.model == NET_MODEL_THREADED)
+		tap_watch(net, !net->rx_starved);
+	else
+		wake_waker(net);
+}
+
+/* MMIO-exit notifies: every TX notify in the lguest model, RX always.  An
+ * RX notify only comes after the host ran out of receive buffers: now the
+ * guest has posted some, so the tap is worth reading again. */
 static void net_queue_notify(struct virtio_mmio_dev *dev, unsigned q)
 {
 	struct net *net = dev->priv;
 
 	if (q != NET_TX) {
-		net->st.rx_notifies++;
+		if (net_rx_on_notify(net) && net->cfg.backend == NET_BACKEND_TAP)
+			tap_receive(net);
 		return;
 	}
 	net->st.notifies++;
@@ -186,7 +219,7 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 	memset(net, 0, sizeof(*net));
 	net->cfg = *cfg;
 	net->timeout_us = cfg->timeout_us;
-	net->tx_efd = net->timer_fd = net->stop_efd = net->epoll_fd = -1;
+	net->tx_efd = net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = -1;
 	net->tap.fd = -1;
 	virtio_mmio_init(&net->mmio, &net_ops, net, vm, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
@@ -195,16 +228,34 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 	net->mmio.vqs[NET_TX].name = "net transmit";
 }
 
+/* slirp's frames for the guest (called with mmio.lock held). */
+static void slirp_deliver(void *opaque, const void *frame, size_t len)
+{
+	struct net *net = opaque;
+
+	net_rx_deliver(net, frame, len);
+	net_rx_signal(net);
+}
+
+int net_open_backend(struct net *net)
+{
+	if (net->cfg.backend == NET_BACKEND_TAP)
+		return net_tap_open(&net->tap, net->cfg.tap_name, net->cfg.host_ip, net->cfg.host_prefix);
+	if (net->cfg.backend == NET_BACKEND_USER)
+		return net_slirp_open(&net->slirp, &net->mmio.lock, slirp_deliver, net);
+	return 0;
+}
+
 /* Threaded model: ioeventfd kicks and timer expiries on one device thread. */
 static void *net_tx_thread(void *arg)
 {
 	struct net *net = arg;
-	struct epoll_event ev[3];
+	struct epoll_event ev[4];
 
 	for (;;) {
-		int n = epoll_wait(net->epoll_fd, ev, 3, -1);
+		int n = epoll_wait(net->epoll_fd, ev, 4, -1);
 		uint64_t count, kicks = 0;
-		bool expired = false;
+		bool expired = false, readable = false;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -213,6 +264,10 @@ static void *net_tx_thread(void *arg)
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.fd == net->stop_efd)
 				return NULL;
+			if (ev[i].data.fd == net->tap.fd) {
+				readable = true;
+				continue;
+			}
 			if (read(ev[i].data.fd, &count, 8) != 8)
 				continue;
 			if (ev[i].data.fd == net->tx_efd)
@@ -227,36 +282,64 @@ static void *net_tx_thread(void *arg)
 			arm = true;
 		if (arm)
 			arm_timer(net);
+		if (readable)
+			tap_receive(net);
 		pthread_mutex_unlock(&net->mmio.lock);
 	}
 }
 
-/* lguest model: the Waker.  Blocks on the timer and forces the vCPU out,
- * so the expiry is handled on the vCPU thread like lguest's handle_timeout. */
+/* lguest model: the Waker.  Blocks on the timer (and the tap) and forces
+ * the vCPU out, so expiries and received frames are handled on the vCPU
+ * thread like lguest's handle_timeout and handle_input.  After announcing
+ * the tap it leaves it alone until the vCPU has read it (waker_efd), and
+ * while the guest has no receive buffers. */
 static void *net_waker_thread(void *arg)
 {
 	struct net *net = arg;
 	uint64_t count;
 
 	for (;;) {
-		ssize_t n = read(net->timer_fd, &count, 8);
+		struct pollfd fds[3] = {
+			{ .fd = net->timer_fd, .events = POLLIN },
+			{ .fd = net->waker_efd, .events = POLLIN },
+			{ .fd = net->tap.fd, .events = POLLIN },
+		};
+		bool watch_tap = net->tap.fd >= 0 && !__atomic_load_n(&net->rx_pending, __ATOMIC_SEQ_CST) &&
+				 !__atomic_load_n(&net->rx_starved, __ATOMIC_SEQ_CST);
+		bool kick = false;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != 8)
+		if (poll(fds, watch_tap ? 3 : 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
 			return NULL;
-		__atomic_store_n(&net->timer_pending, 1, __ATOMIC_SEQ_CST);
-		vm_kick_vcpu(net->mmio.vm, net->vcpu_thread);
+		}
+		if ((fds[0].revents & POLLIN) && read(net->timer_fd, &count, 8) == 8) {
+			__atomic_store_n(&net->timer_pending, 1, __ATOMIC_SEQ_CST);
+			kick = true;
+		}
+		if (fds[1].revents & POLLIN)
+			(void)!read(net->waker_efd, &count, 8);
+		if (watch_tap && (fds[2].revents & POLLIN)) {
+			__atomic_store_n(&net->rx_pending, 1, __ATOMIC_SEQ_CST);
+			kick = true;
+		}
+		if (kick)
+			vm_kick_vcpu(net->mmio.vm, net->vcpu_thread);
 	}
 }
 
 void net_vcpu_poll(struct net *net)
 {
-	if (!__atomic_exchange_n(&net->timer_pending, 0, __ATOMIC_SEQ_CST))
+	bool expired = __atomic_exchange_n(&net->timer_pending, 0, __ATOMIC_SEQ_CST);
+	bool readable = __atomic_exchange_n(&net->rx_pending, 0, __ATOMIC_SEQ_CST);
+
+	if (!expired && !readable)
 		return;
 	pthread_mutex_lock(&net->mmio.lock);
-	if (net_tx_on_timeout(net))
+	if (expired && net_tx_on_timeout(net))
 		arm_timer(net);
+	if (readable)
+		tap_receive(net);
 	pthread_mutex_unlock(&net->mmio.lock);
 }
 
@@ -294,22 +377,26 @@ int net_start(struct net *net, pthread_t vcpu_thread)
 		net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 		if (net->epoll_fd < 0)
 			return diag_fail("net: epoll: %s", strerror(errno));
-		for (int fd, i = 0; i < 3; i++) {
-			struct epoll_event e = { .events = EPOLLIN };
+		int fds[] = { net->tx_efd, net->timer_fd, net->stop_efd, net->tap.fd };
+		for (unsigned i = 0; i < 4 && fds[i] >= 0; i++) {
+			struct epoll_event e = { .events = EPOLLIN, .data.fd = fds[i] };
 
-			fd = i == 0 ? net->tx_efd : i == 1 ? net->timer_fd : net->stop_efd;
-			e.data.fd = fd;
-			if (epoll_ctl(net->epoll_fd, EPOLL_CTL_ADD, fd, &e) < 0)
+			if (epoll_ctl(net->epoll_fd, EPOLL_CTL_ADD, fds[i], &e) < 0)
 				return diag_fail("net: epoll_ctl: %s", strerror(errno));
 		}
 		if (pthread_create(&net->thread, NULL, net_tx_thread, net))
 			return diag_fail("net: cannot start the device thread");
 	} else {
+		net->waker_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (net->waker_efd < 0)
+			return diag_fail("net: eventfd: %s", strerror(errno));
 		if (pthread_create(&net->thread, NULL, net_waker_thread, net))
 			return diag_fail("net: cannot start the waker thread");
 	}
 	net->thread_running = true;
 	pin_thread(net->thread, 1);
+	if (net->cfg.backend == NET_BACKEND_USER && net_slirp_start(&net->slirp) < 0)
+		return -1;
 	return 0;
 }
 
@@ -317,6 +404,7 @@ void net_stop(struct net *net)
 {
 	uint64_t one = 1;
 
+	net_slirp_stop(&net->slirp);
 	if (!net->thread_running)
 		return;
 	if (net->cfg.model == NET_MODEL_THREADED) {
@@ -334,7 +422,10 @@ void net_stop(struct net *net)
 void net_close(struct net *net)
 {
 	int *fds[] = { &net->tx_efd, &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd,
-		       &net->tap.fd };
+		       &net->tap.fd, &net->waker_efd };
+
+	if (net->cfg.backend == NET_BACKEND_USER)
+		net_slirp_close(&net->slirp);
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0) {

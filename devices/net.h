@@ -7,6 +7,13 @@
  * finds work (docs/architecture.md, "The path of one notify").  Two execution models:
  * lguest (notifies are MMIO exits handled on the vCPU thread, timer expiries
  * kick the vCPU out) and threaded (ioeventfd, a device thread, irqfd).
+ *
+ * The receive side (net_rx.c) carries the tcp workload's ACKs: frames from
+ * the tap (read by the device thread, or by the vCPU thread after the waker
+ * kicked it, as lguest did) or from libslirp (its poll thread) go straight
+ * into the guest's receive buffers.  As in lguest, NO_NOTIFY stays set on
+ * the receive queue while it has buffers: the guest only notifies after the
+ * host ran out and asked (net_rx_on_notify).
  */
 #ifndef NET_H
 #define NET_H
@@ -16,11 +23,12 @@
 #include <stdint.h>
 
 #include "net_sink.h"
+#include "net_slirp.h"
 #include "net_tap.h"
 #include "virtio_mmio.h"
 
 enum net_model { NET_MODEL_THREADED, NET_MODEL_LGUEST };
-enum net_backend { NET_BACKEND_SINK, NET_BACKEND_TAP };
+enum net_backend { NET_BACKEND_SINK, NET_BACKEND_TAP, NET_BACKEND_USER };
 enum host_timer { HOST_TIMER_REARM, HOST_TIMER_ONESHOT };
 
 struct net_config {
@@ -31,6 +39,8 @@ struct net_config {
 	uint8_t mac[6];
 	enum net_backend backend;
 	char tap_name[16];        /* --net tap:NAME ("" = the kernel picks) */
+	uint32_t host_ip;         /* --host-ip: configure the tap with it (0: leave it alone) */
+	uint8_t host_prefix;
 };
 
 struct net_tx_stats {
@@ -44,8 +54,17 @@ struct net_tx_stats {
 	uint64_t buffers_by_notify, buffers_by_timer;
 	uint64_t buffers_indirect, descriptors;
 	uint64_t interrupts;
-	uint64_t rx_notifies;
 	double t_first, t_last;       /* CLOCK_MONOTONIC of first pop, last drain */
+};
+
+struct net_rx_stats {
+	uint64_t notifies;            /* guest notifies on the receive queue */
+	uint64_t frames, bytes;       /* delivered into receive buffers (bytes without the header) */
+	uint64_t dropped_no_buffer;   /* the guest had no buffer posted (user: dropped; tap: left queued) */
+	uint64_t dropped_too_big;     /* a frame larger than the buffer it got */
+	uint64_t starved;             /* times the host ran out of buffers and asked for a notify */
+	uint64_t read_errors;
+	uint64_t interrupts;
 };
 
 struct net {
@@ -53,8 +72,13 @@ struct net {
 	struct net_config cfg;
 	struct net_sink sink;       /* backend: verify and discard (default) */
 	struct net_tap tap;         /* backend: a real TAP device */
+	struct net_slirp slirp;     /* backend: user-mode networking */
 	struct net_tx_stats st;
+	struct net_rx_stats rx;
 	struct vq_chain chain;        /* scratch for the drain loop */
+	struct vq_chain rx_chain;     /* scratch for receiving (slirp delivers during a drain) */
+	bool rx_starved;              /* out of receive buffers: stop reading the tap */
+	bool rx_used_unsignalled;     /* buffers returned since the last interrupt decision */
 	bool suppressed;              /* we asked the guest not to notify */
 	uint32_t timeout_us;          /* current timer length */
 	uint64_t last_timeout_num;    /* adaptive rule: buffers of the last timer drain */
@@ -63,9 +87,13 @@ struct net {
 	pthread_t thread, vcpu_thread;
 	bool thread_running;
 	int timer_pending;            /* lguest model: set by the waker, taken by the vCPU */
+	int rx_pending;               /* lguest model: the tap is readable (waker -> vCPU) */
+	int waker_efd;                /* lguest model: "look at the tap again" (vCPU -> waker) */
 };
 
 void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_config *cfg);
+/* Open the backend's host side (tap device, slirp) while still privileged. */
+int net_open_backend(struct net *net);
 /* After the VM exists: ioeventfd/irqfd (threaded) and the timer thread. */
 int net_start(struct net *net, pthread_t vcpu_thread);
 void net_stop(struct net *net);
@@ -75,6 +103,18 @@ void net_close(struct net *net);
 void pin_thread(pthread_t thread, int cpu);
 /* lguest model: called on the vCPU thread after KVM_RUN was interrupted. */
 void net_vcpu_poll(struct net *net);
+
+/* Receiving (net_rx.c).  All with mmio.lock held. */
+/* One frame (no virtio-net header) into the next receive buffer; -1 if
+ * the guest has none (dropped, counted). */
+int net_rx_deliver(struct net *net, const void *frame, size_t len);
+/* Read up to `budget` frames from the tap into receive buffers; returns
+ * how many.  Stops early when the tap is empty or the buffers ran out. */
+unsigned net_rx_from_tap(struct net *net, unsigned budget);
+/* Interrupt the guest for what was delivered, if it asked for interrupts. */
+void net_rx_signal(struct net *net);
+/* The guest notified the receive queue: true if we were waiting for it. */
+bool net_rx_on_notify(struct net *net);
 
 /* The suppression state machine.  Each returns true when the caller must
  * (re)arm the one-shot timer for net->timeout_us.  Caller holds mmio.lock. */

@@ -13,22 +13,60 @@
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <linux/virtio_net.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "diag.h"
 
-int net_tap_open(struct net_tap *tap, const char *ifname)
+/* SIOCSIFADDR, SIOCSIFNETMASK, then IFF_UP: the host end of the link. */
+static int tap_configure(const char *ifname, uint32_t ip, uint8_t prefix)
+{
+	struct ifreq ifr;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+	const char *step = "socket";
+
+	if (s < 0)
+		goto out;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(ip);
+	step = "SIOCSIFADDR";
+	if (ioctl(s, SIOCSIFADDR, &ifr) < 0)
+		goto out;
+	sin->sin_addr.s_addr = htonl(prefix ? ~0u << (32 - prefix) : 0);
+	step = "SIOCSIFNETMASK";
+	if (ioctl(s, SIOCSIFNETMASK, &ifr) < 0)
+		goto out;
+	step = "SIOCGIFFLAGS";
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		goto out;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	step = "SIOCSIFFLAGS";
+	rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+out:
+	if (rc < 0)
+		diag_fail("configuring tap %s: %s: %s -- needs root (CAP_NET_ADMIN)", ifname, step, strerror(errno));
+	if (s >= 0)
+		close(s);
+	return rc;
+}
+
+int net_tap_open(struct net_tap *tap, const char *ifname, uint32_t host_ip, uint8_t prefix)
 {
 	struct ifreq ifr;
 	int hdr = sizeof(struct virtio_net_hdr_v1);
 
 	memset(tap, 0, sizeof(*tap));
-	tap->fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	tap->fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);   /* reads stop at "empty" */
 	if (tap->fd < 0)
 		return diag_fail("/dev/net/tun: %s -- --net tap needs the tun module and root (or CAP_NET_ADMIN)",
 				 strerror(errno));
@@ -43,7 +81,7 @@ int net_tap_open(struct net_tap *tap, const char *ifname)
 	if (ioctl(tap->fd, TUNSETVNETHDRSZ, &hdr) < 0 || ioctl(tap->fd, TUNSETOFFLOAD, 0) < 0)
 		return diag_fail("configuring tap %s: %s", ifr.ifr_name, strerror(errno));
 	snprintf(tap->ifname, sizeof(tap->ifname), "%s", ifr.ifr_name);
-	return 0;
+	return host_ip ? tap_configure(tap->ifname, host_ip, prefix) : 0;
 }
 
 int net_tap_transmit(struct net_tap *tap, const struct vq_chain *chain)

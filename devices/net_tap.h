@@ -19,9 +19,10 @@ struct net_tap {
 	char first_error[200];
 };
 
-/* Open (or attach to) tap `ifname` ("" lets the kernel pick a name).
- * -1 with diag set. */
-int net_tap_open(struct net_tap *tap, const char *ifname);
+/* Open (or attach to) tap `ifname` ("" lets the kernel pick a name); if
+ * `host_ip` is not 0, give the interface that address (host order, with
+ * `prefix`) and bring it up, as lguest's --tunnet=IP did.  -1 with diag set. */
+int net_tap_open(struct net_tap *tap, const char *ifname, uint32_t host_ip, uint8_t prefix);
 /* 0 if written, -1 if the write failed (counted, first reason kept). */
 int net_tap_transmit(struct net_tap *tap, const struct vq_chain *chain);
 void net_tap_close(struct net_tap *tap);

@@ -183,6 +183,11 @@ int vq_pop_avail(struct vq *vq, struct vq_chain *c)
 	return 1;
 }
 
+void vq_unpop_avail(struct vq *vq)
+{
+	vq->last_avail--;
+}
+
 void vq_push_used(struct vq *vq, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *e = &vq->used->ring[vq->used_shadow & (vq->num - 1)];

@@ -59,6 +59,8 @@ void vq_reset(struct vq *vq);
 /* 1: a validated chain in *chain; 0: nothing available; -1: the guest broke
  * the ring (vq->broken, vq->error). */
 int vq_pop_avail(struct vq *vq, struct vq_chain *chain);
+/* Put the last popped chain back (the caller found nothing to fill it with). */
+void vq_unpop_avail(struct vq *vq);
 /* Return a chain to the guest; publishes used->idx (release). */
 void vq_push_used(struct vq *vq, uint16_t head, uint32_t len);
 

@@ -57,6 +57,35 @@ static int parse_device(const char *v, uint32_t len, struct mmio_window *w)
 	return 1;
 }
 
+/* "A.B.C.D" into a host-order address; with `port`, "A.B.C.D:PORT". */
+static int parse_ipv4(const char *s, uint32_t len, uint32_t *ip, uint16_t *port)
+{
+	uint32_t i = 0, v = 0;
+
+	for (int part = 0; part < 4; part++) {
+		uint32_t n = 0, start = i;
+
+		while (i < len && s[i] >= '0' && s[i] <= '9' && i - start < 3)
+			n = n * 10 + (uint32_t)(s[i++] - '0');
+		if (i == start || n > 255 || (part < 3 && (i >= len || s[i++] != '.')))
+			return 0;
+		v = v << 8 | n;
+	}
+	*ip = v;
+	if (!port)
+		return i == len;
+	if (i >= len || s[i++] != ':')
+		return 0;
+	{
+		uint64_t n;
+
+		if (!parse_u64(s + i, len - i, &n) || !n || n > 65535)
+			return 0;
+		*port = (uint16_t)n;
+	}
+	return 1;
+}
+
 static int bad(const char *what, const char *v, uint32_t len)
 {
 	char tmp[64];
@@ -136,6 +165,12 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &n) || n > 255)
 				return bad("status", v, vlen);
 			p->boot_status = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.ip=", &v, &vlen)) {
+			if (!parse_ipv4(v, vlen, &p->ip, 0))
+				return bad("ip", v, vlen);
+		} else if (starts(w, len, "lkvm.peer=", &v, &vlen)) {
+			if (!parse_ipv4(v, vlen, &p->peer_ip, &p->peer_port))
+				return bad("peer", v, vlen);
 		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
 				return bad("segments", v, vlen);

@@ -29,6 +29,8 @@ struct params {
 	int wait_halt;
 	enum indirect_kind indirect;
 	uint32_t indirect_threshold;   /* 0: max(16, ring/8) */
+	uint32_t ip, peer_ip;          /* tcp workload: our address, the receiver's (host order) */
+	uint16_t peer_port;
 };
 
 /* Returns 0, or -1 after printing what was wrong. */

@@ -18,7 +18,6 @@
 #include "workloads.h"
 
 #define IOAPIC 0xfec00000ull
-#define LAPIC 0xfee00000ull
 
 struct lkvm_guest_report guest_report;
 extern char _end[];
@@ -80,7 +79,7 @@ __attribute__((noreturn)) void stub_main(const struct hvm_start_info *si)
 	 * device interrupts go through the IOAPIC. */
 	outb(0x21, 0xff);
 	outb(0xa1, 0xff);
-	mmio_write32(LAPIC + 0x350, 1u << 16);
+	mmio_write32(LAPIC_BASE + 0x350, 1u << 16);
 	for (unsigned i = 0; i < p.ndev; i++)
 		ioapic_route(p.dev[i].irq);
 	con = find_device(&p, VIRTIO_ID_CONSOLE);
@@ -95,6 +94,8 @@ __attribute__((noreturn)) void stub_main(const struct hvm_start_info *si)
 		status = workload_fault(&p);
 	else if (streq(p.workload, "raw"))
 		status = workload_raw(&p);
+	else if (streq(p.workload, "tcp"))
+		status = workload_tcp(&p);
 	else if (streq(p.workload, "echo"))
 		status = workload_echo();
 	else if (streq(p.workload, "boot"))

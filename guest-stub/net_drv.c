@@ -4,7 +4,8 @@
  * Features are asked for only when the run wants them: EVENT_IDX only for
  * the event-idx policy (otherwise the host's NO_NOTIFY flag is the signal
  * the seed's algorithm reads), INDIRECT_DESC only for an indirect policy.
- * TX interrupts start disabled; the workload turns them on only to sleep.
+ * Interrupts start disabled on both queues; a workload turns them on only
+ * to sleep.  The receive queue is only used by the tcp workload.
  */
 #include "net_drv.h"
 
@@ -13,9 +14,11 @@
 #include <linux/virtio_net.h>
 
 #include "io.h"
+#include "lguest_kvm_abi.h"
 #include "lib.h"
+#include "workloads.h"
 
-int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct params *p)
+int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct params *p, uint16_t rx_ring)
 {
 	uint64_t want = 1ull << VIRTIO_NET_F_MAC;
 	struct notify_policy pol;
@@ -39,12 +42,65 @@ int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct pa
 	}
 	for (int i = 0; i < 6; i++)
 		n->mac[i] = mmio_read8(w->base + VIRTIO_MMIO_CONFIG + i);
-	if (gvq_setup(&n->rx, &n->dev, 0, 16) < 0 || gvq_setup(&n->tx, &n->dev, 1, (uint16_t)p->ring) < 0) {
+	if (gvq_setup(&n->rx, &n->dev, 0, rx_ring) < 0 || gvq_setup(&n->tx, &n->dev, 1, (uint16_t)p->ring) < 0) {
 		printf("guest: virtio-net queue setup failed (ring %u)\n", p->ring);
 		return -1;
 	}
 	n->tx.policy = pol;
 	gvq_disable_interrupts(&n->tx);
+	gvq_disable_interrupts(&n->rx);
 	virtio_drv_ready(&n->dev);
 	return 0;
+}
+
+unsigned net_drv_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, uint32_t frame_len)
+{
+	uint32_t off = 0, part;
+
+	if (nseg == 1) {
+		seg[0] = (struct gvq_seg){ .addr = buf, .len = NET_HDR + frame_len };
+		return 1;
+	}
+	seg[0] = (struct gvq_seg){ .addr = buf, .len = NET_HDR };
+	part = frame_len / (nseg - 1);        /* the last part takes the remainder */
+	for (unsigned k = 1; k < nseg; k++) {
+		uint32_t len = k + 1 < nseg ? part : frame_len - off;
+
+		seg[k] = (struct gvq_seg){ .addr = buf + NET_HDR + off, .len = len };
+		off += len;
+	}
+	return nseg;
+}
+
+void net_drv_give_up_if_broken(struct net_drv *n, const char *who)
+{
+	if (virtio_drv_needs_reset(&n->dev)) {
+		printf("%s: the device needs a reset -- stopping\n", who);
+		guest_exit(LKVM_STATUS_FAILED);
+	}
+}
+
+void net_drv_wait_tx(struct net_drv *n, int halt)
+{
+	uint64_t spins = 0;
+
+	if (!halt) {
+		while (!gvq_has_used(&n->tx))
+			if (!(++spins & ((1u << 22) - 1)))
+				net_drv_give_up_if_broken(n, "net");
+			else
+				cpu_relax();
+		return;
+	}
+	while (!gvq_has_used(&n->tx)) {
+		uint64_t seen = irq_seq;
+
+		if (gvq_enable_interrupts(&n->tx)) {
+			guest_report.tx_waits_halted++;
+			halt_until_irq(seen);
+		}
+		virtio_drv_ack_interrupt(&n->dev);
+		net_drv_give_up_if_broken(n, "net");
+	}
+	gvq_disable_interrupts(&n->tx);
 }

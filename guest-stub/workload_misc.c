@@ -53,7 +53,7 @@ static int hostile(const struct params *p, const char *kind, uint32_t kind_len)
 	struct vring_desc *d;
 	uint16_t advance = 1;
 
-	if (!w || net_drv_init(&n, w, p) < 0)
+	if (!w || net_drv_init(&n, w, p, 16) < 0)
 		return LKVM_STATUS_FAILED;
 	d = n.tx.vr.desc;
 	d[0] = (struct vring_desc){ .addr = (uint64_t)frame, .len = sizeof(frame) };

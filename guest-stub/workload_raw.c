@@ -17,8 +17,6 @@
 #include "net_drv.h"
 #include "workloads.h"
 
-#define NET_HDR sizeof(struct virtio_net_hdr_v1)
-
 static void fill_frame(uint8_t *f, uint32_t payload, uint64_t seq, const uint8_t *mac)
 {
 	uint64_t words = payload / 8, j, w;
@@ -39,63 +37,6 @@ static void fill_frame(uint8_t *f, uint32_t payload, uint64_t seq, const uint8_t
 	}
 }
 
-/* Split header+frame into `nseg` descriptors: [hdr+frame] for 1, else
- * [hdr] then the frame in nseg-1 nearly equal parts. */
-static unsigned make_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, uint32_t frame_len)
-{
-	uint32_t off = 0, part;
-
-	if (nseg == 1) {
-		seg[0] = (struct gvq_seg){ .addr = buf, .len = NET_HDR + frame_len };
-		return 1;
-	}
-	seg[0] = (struct gvq_seg){ .addr = buf, .len = NET_HDR };
-	part = frame_len / (nseg - 1);        /* the last part takes the remainder */
-	for (unsigned k = 1; k < nseg; k++) {
-		uint32_t len = k + 1 < nseg ? part : frame_len - off;
-
-		seg[k] = (struct gvq_seg){ .addr = buf + NET_HDR + off, .len = len };
-		off += len;
-	}
-	return nseg;
-}
-
-/* A host that found our ring broken stops using it; don't wait forever. */
-static void give_up_if_broken(struct net_drv *n)
-{
-	if (virtio_drv_needs_reset(&n->dev)) {
-		printf("raw: the device needs a reset -- stopping\n");
-		guest_exit(LKVM_STATUS_FAILED);
-	}
-}
-
-/* Wait until the host used something: spin, or sleep with the interrupt on.
- * Spinning looks at the status register (an exit) only every 2^22 turns. */
-static void wait_for_used(struct net_drv *n, int halt)
-{
-	uint64_t spins = 0;
-
-	if (!halt) {
-		while (!gvq_has_used(&n->tx))
-			if (!(++spins & ((1u << 22) - 1)))
-				give_up_if_broken(n);
-			else
-				cpu_relax();
-		return;
-	}
-	while (!gvq_has_used(&n->tx)) {
-		uint64_t seen = irq_seq;
-
-		if (gvq_enable_interrupts(&n->tx)) {
-			guest_report.tx_waits_halted++;
-			halt_until_irq(seen);
-		}
-		virtio_drv_ack_interrupt(&n->dev);
-		give_up_if_broken(n);
-	}
-	gvq_disable_interrupts(&n->tx);
-}
-
 int workload_raw(const struct params *p)
 {
 	static struct net_drv n;
@@ -108,7 +49,7 @@ int workload_raw(const struct params *p)
 	struct gvq *q = &n.tx;
 	uint32_t ithreshold = p->indirect_threshold ? p->indirect_threshold : indirect_default_threshold((uint16_t)p->ring);
 
-	if (!w || net_drv_init(&n, w, p) < 0)
+	if (!w || net_drv_init(&n, w, p, 16) < 0)
 		return LKVM_STATUS_FAILED;
 	if (p->segments > p->ring && p->indirect == INDIRECT_NEVER) {
 		printf("raw: %u segments never fit a ring of %u\n", p->segments, p->ring);
@@ -137,7 +78,7 @@ int workload_raw(const struct params *p)
 		while ((done = gvq_get_used(q, 0)))
 			free_bufs[nfree++] = done;
 		while (!nfree) {
-			wait_for_used(&n, p->wait_halt);
+			net_drv_wait_tx(&n, p->wait_halt);
 			while ((done = gvq_get_used(q, 0)))
 				free_bufs[nfree++] = done;
 		}
@@ -151,11 +92,11 @@ int workload_raw(const struct params *p)
 				cpu_relax();
 		}
 		fill_frame(buf + NET_HDR, len, seq, n.mac);
-		nseg = make_segments(seg, p->segments, buf, LKVM_FRAME_HDR + len);
+		nseg = net_drv_segments(seg, p->segments, buf, LKVM_FRAME_HDR + len);
 		while (!gvq_add(q, seg, nseg, buf,
 				indirect_use(p->indirect, ithreshold, nseg, q->num_free))) {
 			gvq_notify_full(q);
-			wait_for_used(&n, p->wait_halt);
+			net_drv_wait_tx(&n, p->wait_halt);
 			while ((done = gvq_get_used(q, 0)))
 				free_bufs[nfree++] = done;
 		}
@@ -164,7 +105,7 @@ int workload_raw(const struct params *p)
 	}
 	/* The host's timer collects the tail; wait until it has. */
 	while (gvq_outstanding(q))
-		wait_for_used(&n, p->wait_halt);
+		net_drv_wait_tx(&n, p->wait_halt);
 	while (gvq_get_used(q, 0))
 		;
 	guest_report.tsc_workload = rdtsc() - t0;

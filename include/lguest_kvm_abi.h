@@ -52,7 +52,7 @@
  */
 #ifndef __ASSEMBLER__
 #define LKVM_REPORT_MAGIC     0x4c4b564d52455054ull /* "LKVMREPT" */
-#define LKVM_REPORT_VERSION   1u
+#define LKVM_REPORT_VERSION   2u
 
 struct lkvm_guest_report {
 	uint64_t magic;
@@ -73,6 +73,22 @@ struct lkvm_guest_report {
 	uint64_t tx_descriptors_used;
 	uint64_t irq_count;            /* device interrupts the guest took */
 	uint64_t tsc_workload;         /* guest TSC ticks spent in the workload */
+	/* tcp workload (zero otherwise) */
+	uint64_t tcp_state;            /* enum tcp_state at the end (guest-stub/tcp_sender.h) */
+	uint64_t tcp_peer_mac_known;   /* ARP answered */
+	uint64_t tcp_bytes_acked;
+	uint64_t tcp_segments_sent;
+	uint64_t tcp_segments_received;
+	uint64_t tcp_retransmits;      /* segments sent again */
+	uint64_t tcp_timeouts;         /* retransmission timer expiries */
+	uint64_t tcp_fast_retransmits;
+	uint64_t tcp_dupacks;
+	uint64_t tcp_window_probes;
+	uint64_t tcp_mss;
+	uint64_t tcp_srtt_ns;          /* smoothed round-trip time at the end */
+	uint64_t tcp_waits_halted;     /* waits for the peer spent in hlt */
+	uint64_t rx_frames;            /* frames the guest took off the receive queue */
+	uint64_t rx_frames_dropped;    /* malformed or not for us */
 };
 #endif /* __ASSEMBLER__ */
 

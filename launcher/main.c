@@ -4,15 +4,19 @@
  *
  *   lguest-kvm run   [options] [GUEST.elf]   boot a guest, run it, print stats
  *   lguest-kvm table [options]               reproduce the 2008 table
+ *   lguest-kvm receive --bytes SIZE [options] verify a TCP byte stream
+ *   lguest-kvm send --connect A:P --bytes SIZE  write that stream
  *
  * This file only picks the command; run.c tells the story of one guest,
- * table.c runs many and tabulates them.
+ * table.c runs many and tabulates them, receive.c and send.c are the two
+ * host-side ends of the tcp workload's stream.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "diag.h"
 #include "options.h"
+#include "receive.h"
 #include "run.h"
 #include "table.h"
 
@@ -21,6 +25,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: lguest-kvm run   [options] [GUEST.elf]   boot the guest stub, run its workload, print stats\n"
 "       lguest-kvm table [options]               reproduce the 2008 notification table\n"
+"       lguest-kvm receive --bytes SIZE [options] accept one TCP stream, verify every byte\n"
+"       lguest-kvm send --connect ADDR:PORT --bytes SIZE  write that stream (test aid, loopback bench)\n"
 "       lguest-kvm --help | --version\n"
 "\n"
 "'lguest-kvm COMMAND --help' lists a command's options.\n");
@@ -52,6 +58,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "table"))
 		return table_main(argc - 1, argv + 1);
-	fprintf(stderr, "lguest-kvm: unknown command '%s' -- use 'run' or 'table' (see --help)\n", argv[1]);
+	if (!strcmp(argv[1], "receive"))
+		return receive_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "send"))
+		return send_main(argc - 1, argv + 1);
+	fprintf(stderr, "lguest-kvm: unknown command '%s' -- use 'run', 'table', 'receive' or 'send' (see --help)\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "lkvm_frame.h"
@@ -28,7 +29,7 @@ void run_options_defaults(struct run_options *o)
 	o->frame = 1514;
 	o->ring = 128;
 	o->segments = 3;
-	o->wait = "spin";
+	o->wait = NULL;         /* spin for raw, halt for tcp */
 	o->indirect = "never";
 	o->fault = "none";
 	o->net = (struct net_config){
@@ -83,13 +84,15 @@ void run_usage(FILE *f)
 "\n"
 "Guest and workload:\n"
 "  --mem SIZE           guest RAM (default 256M)\n"
-"  --workload W         raw (transmit --bytes, default) | echo (console) | boot (banner only)\n"
+"  --workload W         raw (transmit --bytes, default) | tcp (send --bytes over TCP to a\n"
+"                       receiver, see --peer) | echo (console) | boot (banner only)\n"
 "  --bytes SIZE         bytes to transmit (default 1G; K/M/G suffixes)\n"
 "  --frame N            Ethernet frame size, %u..%u (default 1514)\n"
 "  --ring N             TX ring size, power of two up to %u (default 128)\n"
 "  --segments N         descriptors per frame, 1..16 (default 3: header, frame in two)\n"
 "  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (default dynamic)\n"
-"  --wait W             spin | halt: how the guest waits on a full ring (default spin)\n"
+"  --wait W             spin | halt: how the guest waits for the host (default spin for\n"
+"                       raw, halt for tcp)\n"
 "  --pace-ns N          guest work per frame before it is queued, e.g. 24000 for the\n"
 "                       ~24 us per packet of 2008's guest TCP stack (default 0)\n"
 "  --indirect I         never | always | threshold[:N] (default never)\n"
@@ -97,7 +100,13 @@ void run_usage(FILE *f)
 "  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
 "                       loop,avail} | hostile-indirect-{nested,len,addr,loop,next}\n"
 "Host side:\n"
-"  --net B              sink (verify and discard, default) | tap[:IFNAME] (a real TAP device)\n"
+"  --net B              sink (verify and discard; raw's default) | tap[:IFNAME] (a real TAP\n"
+"                       device) | user (libslirp, unprivileged; tcp's default unless root)\n"
+"  --peer ADDR:PORT     tcp: the receiver as the guest sees it (default 10.99.0.1:5001 on\n"
+"                       tap; 10.0.2.2:5001 on user, which is the host's 127.0.0.1:5001)\n"
+"  --guest-ip ADDR      tcp: the guest's address (default 10.99.0.2 on tap, 10.0.2.15 on user)\n"
+"  --host-ip ADDR/LEN   tap: give the tap this address and bring it up (default: leave a\n"
+"                       named tap as it is; a new tap gets 10.99.0.1/24)\n"
 "  --user NAME          after setup, switch to this user (and drop every capability)\n"
 "  --model M            threaded (ioeventfd + device thread, default) | lguest (exits)\n"
 "  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
@@ -114,6 +123,59 @@ void run_usage(FILE *f)
 "failed the host's check; 124 --max-seconds;\n"
 "125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n",
 		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE);
+}
+
+bool parse_ipv4(const char *s, uint32_t *ip, uint16_t *port, uint8_t *prefix)
+{
+	unsigned a, b, c, d, n = 0;
+	int used = 0;
+
+	if (strspn(s, "0123456789.:/") != strlen(s) ||
+	    sscanf(s, "%3u.%3u.%3u.%3u%n", &a, &b, &c, &d, &used) != 4 || a > 255 || b > 255 || c > 255 || d > 255)
+		return false;
+	if (s[0] < '0' || s[0] > '9')
+		return false;
+	s += used;
+	if (port || prefix) {
+		char sep = port ? ':' : '/';
+		unsigned hi = port ? 65535 : 32;
+
+		if (*s != sep || s[1] < '0' || s[1] > '9' || sscanf(s + 1, "%5u%n", &n, &used) != 1 || n > hi || (port && !n))
+			return false;
+		s += 1 + used;
+		if (port)
+			*port = (uint16_t)n;
+		else
+			*prefix = (uint8_t)n;
+	}
+	if (*s)
+		return false;
+	*ip = a << 24 | b << 16 | c << 8 | d;
+	return true;
+}
+
+/* The tcp workload's network, where the options left it open: user-mode
+ * networking unless root (who gets the 2008 setup, a tap), and the
+ * addresses that go with the backend. */
+static void apply_tcp_defaults(struct run_options *o, bool net_given)
+{
+	bool user;
+
+	if (!net_given)
+		o->net.backend = geteuid() == 0 ? NET_BACKEND_TAP : NET_BACKEND_USER;
+	user = o->net.backend == NET_BACKEND_USER;
+	if (!o->peer_ip) {
+		o->peer_ip = user ? 0x0a000202 : 0x0a630001;      /* 10.0.2.2 | 10.99.0.1 */
+		o->peer_port = 5001;
+	}
+	if (!o->guest_ip)
+		o->guest_ip = user ? 0x0a00020f : 0x0a630002;     /* 10.0.2.15 | 10.99.0.2 */
+	if (o->net.backend == NET_BACKEND_TAP && !o->net.tap_name[0] && !o->net.host_ip) {
+		o->net.host_ip = 0x0a630001;                       /* a new tap: configure it, as lguest did */
+		o->net.host_prefix = 24;
+	}
+	if (!o->wait)
+		o->wait = "halt";
 }
 
 static bool valid_indirect(const char *s)
@@ -144,7 +206,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 {
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
-	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER };
+	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -166,11 +228,15 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "pace-ns", required_argument, 0, O_PACE },
 		{ "net", required_argument, 0, O_NET },
 		{ "user", required_argument, 0, O_USER },
+		{ "peer", required_argument, 0, O_PEER },
+		{ "guest-ip", required_argument, 0, O_GUEST_IP },
+		{ "host-ip", required_argument, 0, O_HOST_IP },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	struct notify_policy pol;
+	bool net_given = false;
 	int c;
 
 	optind = 1;
@@ -183,8 +249,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			o->mem &= ~0xfffull;
 			break;
 		case O_WORKLOAD:
-			if (strcmp(optarg, "raw") && strcmp(optarg, "echo") && strcmp(optarg, "boot"))
-				return usage_error("run", "--workload '%s': expected raw, echo or boot", optarg);
+			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp") && strcmp(optarg, "echo") && strcmp(optarg, "boot"))
+				return usage_error("run", "--workload '%s': expected raw, tcp, echo or boot", optarg);
 			o->workload = optarg;
 			break;
 		case O_BYTES:
@@ -252,17 +318,32 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 				return usage_error("run", "--max-seconds '%s': give 1..86400", optarg);
 			break;
 		case O_NET:
+			net_given = true;
 			if (!strcmp(optarg, "sink")) {
 				o->net.backend = NET_BACKEND_SINK;
+			} else if (!strcmp(optarg, "user")) {
+				o->net.backend = NET_BACKEND_USER;
 			} else if (!strcmp(optarg, "tap") ||
 				   (!strncmp(optarg, "tap:", 4) && optarg[4] && strlen(optarg + 4) < sizeof(o->net.tap_name))) {
 				o->net.backend = NET_BACKEND_TAP;
 				snprintf(o->net.tap_name, sizeof(o->net.tap_name), "%s", optarg[3] ? optarg + 4 : "");
 			} else {
-				return usage_error("run", "--net '%s': expected sink, tap or tap:IFNAME (at most 15 characters)", optarg);
+				return usage_error("run", "--net '%s': expected sink, user, tap or tap:IFNAME (at most 15 characters)", optarg);
 			}
 			break;
 		case O_USER: o->user = optarg; break;
+		case O_PEER:
+			if (!parse_ipv4(optarg, &o->peer_ip, &o->peer_port, NULL))
+				return usage_error("run", "--peer '%s': give an IPv4 address and port, e.g. 10.99.0.1:5001", optarg);
+			break;
+		case O_GUEST_IP:
+			if (!parse_ipv4(optarg, &o->guest_ip, NULL, NULL))
+				return usage_error("run", "--guest-ip '%s': give an IPv4 address, e.g. 10.99.0.2", optarg);
+			break;
+		case O_HOST_IP:
+			if (!parse_ipv4(optarg, &o->net.host_ip, NULL, &o->net.host_prefix))
+				return usage_error("run", "--host-ip '%s': give an IPv4 address and prefix, e.g. 10.99.0.1/24", optarg);
+			break;
 		case O_PACE:
 			if (!parse_u32(optarg, 0, 10000000, &o->pace_ns))
 				return usage_error("run", "--pace-ns '%s': give 0..10000000", optarg);
@@ -277,6 +358,12 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			return usage_error("run", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
+	if (!strcmp(o->workload, "tcp"))
+		apply_tcp_defaults(o, net_given);
+	else if (o->net.backend == NET_BACKEND_USER)
+		return usage_error("run", "--net user: carries --workload tcp only (%s frames are not IP)", o->workload);
+	if (!o->wait)
+		o->wait = "spin";
 	if (!notify_policy_parse(&pol, o->policy, strlen(o->policy), (uint16_t)o->ring))
 		return usage_error("run", "--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact or event-idx",
 				   o->policy);

@@ -14,7 +14,7 @@
 struct run_options {
 	const char *guest;          /* NULL: the built-in guest stub */
 	uint64_t mem;
-	const char *workload;       /* raw | echo | boot */
+	const char *workload;       /* raw | tcp | echo | boot */
 	const char *policy;         /* always | static:N | dynamic | dynamic-exact | event-idx */
 	uint64_t bytes;
 	uint32_t frame, ring, segments;
@@ -28,12 +28,16 @@ struct run_options {
 	unsigned max_seconds;       /* 0: no limit */
 	bool quiet;                 /* no guest console on stdout */
 	const char *user;           /* --user: switch to this user after setup */
+	uint32_t peer_ip, guest_ip; /* tcp workload, host order */
+	uint16_t peer_port;
 };
 
 void run_options_defaults(struct run_options *o);
 /* Parse `run` arguments (argv[0] = "run").  Returns 0, or EXIT_USAGE after
  * printing one line, or -1 for --help/--version (already printed). */
 int run_options_parse(struct run_options *o, int argc, char **argv);
+/* "A.B.C.D", with ":PORT" if `port`, or with "/LEN" if `prefix`. */
+bool parse_ipv4(const char *s, uint32_t *ip, uint16_t *port, uint8_t *prefix);
 /* "SIZE[K|M|G]" -> bytes; false on junk or overflow. */
 bool parse_size(const char *s, uint64_t *out);
 void run_usage(FILE *f);

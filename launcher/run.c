@@ -123,7 +123,12 @@ static int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *bu
 		o->workload, o->policy, (unsigned long long)o->bytes, o->frame, o->ring,
 		o->segments, o->wait, o->indirect, o->fault, o->boot_status, o->pace_ns, tsc_khz);
 
-	return n < (int)size ? 0 : diag_fail("guest command line too long");
+	if (n > 0 && n < (int)size && o->peer_ip)
+		n += snprintf(buf + n, size - (size_t)n, " lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u",
+			      o->guest_ip >> 24, (o->guest_ip >> 16) & 255, (o->guest_ip >> 8) & 255, o->guest_ip & 255,
+			      o->peer_ip >> 24, (o->peer_ip >> 16) & 255, (o->peer_ip >> 8) & 255, o->peer_ip & 255,
+			      o->peer_port);
+	return n > 0 && n < (int)size ? 0 : diag_fail("guest command line too long");
 }
 
 static int build_guest(struct run_state *rs)
@@ -145,7 +150,7 @@ static int build_guest(struct run_state *rs)
 	free(image);
 	if (rc < 0 || vm_create_vcpu_pvh(&rs->vm, entry, LKVM_START_INFO_GPA) < 0)
 		return -1;
-	if (rs->o->net.backend == NET_BACKEND_TAP && net_tap_open(&rs->net.tap, rs->o->net.tap_name) < 0)
+	if (net_open_backend(&rs->net) < 0)
 		return -1;
 	/* The guest times --pace-ns with its TSC; KVM knows the TSC rate. */
 	tsc_khz = ioctl(rs->vm.vcpu_fd, KVM_GET_TSC_KHZ, 0);
@@ -426,14 +431,28 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	const struct net_tx_stats *tx = &rs->net.st;
 	const struct net_sink *sink = &rs->net.sink;
 	const struct net_tap *tap = &rs->net.tap;
-	bool tapped = rs->o->net.backend == NET_BACKEND_TAP;
-	uint64_t frames = tapped ? tap->frames : sink->frames;
-	/* Payload as the raw workload counts it: the frame after its header. */
-	uint64_t payload = tapped ? tap->bytes - tap->frames * LKVM_FRAME_HDR : sink->payload_bytes;
+	const struct net_slirp *slirp = &rs->net.slirp;
+	enum net_backend backend = rs->o->net.backend;
+	bool tcp = !strcmp(rs->o->workload, "tcp");
+	const struct lkvm_guest_report *g = &rs->report;
+	uint64_t frames = backend == NET_BACKEND_TAP ? tap->frames
+			: backend == NET_BACKEND_USER ? slirp->frames_from_guest : sink->frames;
+	uint64_t bad = backend == NET_BACKEND_TAP ? tap->errors
+		     : backend == NET_BACKEND_USER ? slirp->errors : sink->bad_frames;
+	/* Payload: the TCP stream bytes the receiver acknowledged, or the raw
+	 * workload's frames after their header. */
+	uint64_t payload = tcp ? (rs->have_report ? g->tcp_bytes_acked : 0)
+			 : backend == NET_BACKEND_TAP ? tap->bytes - tap->frames * LKVM_FRAME_HDR
+			 : sink->payload_bytes;
+	const char *verify = backend == NET_BACKEND_TAP ? (tap->errors ? tap->first_error : NULL)
+			   : backend == NET_BACKEND_USER ? (slirp->errors ? slirp->first_error : NULL)
+			   : sink->bad_frames ? sink->first_error : "ok";
 	double xfer = tx->t_last > tx->t_first ? tx->t_last - tx->t_first : 0;
 	static char names[MAX_EXIT_REASON][40];
-	const struct lkvm_guest_report *g = &rs->report;
+	static const char *const backend_names[] = { "sink", "tap", "user" };
 
+	if (!verify)
+		verify = tcp ? "checked by the receiver (tcp)" : "not checked by the host (tap)";
 	stats_u64(st, "tx_queue_notifies", tx->notifies);
 	stats_u64(st, "tx_timer_timeouts", tx->timeouts);
 	stats_str(st, "run_end", end_name(rs->end));
@@ -446,15 +465,15 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "frame_bytes", rs->o->frame);
 	stats_u64(st, "guest_pace_ns", rs->o->pace_ns);
 	stats_f64(st, "tx_transfer_seconds", xfer);
-	stats_str(st, "net_backend", tapped ? "tap" : "sink");
-	if (tapped)
+	stats_str(st, "guest_workload", rs->o->workload);
+	stats_str(st, "net_backend", backend_names[backend]);
+	if (backend == NET_BACKEND_TAP)
 		stats_str(st, "net_tap_interface", tap->ifname);
 	stats_u64(st, "tx_payload_bytes", payload);
 	stats_u64(st, "tx_frames", frames);
 	stats_f64(st, "tx_gbit_per_second", xfer > 0 ? payload * 8.0 / xfer / 1e9 : 0);
-	stats_u64(st, "tx_frames_bad", tapped ? tap->errors : sink->bad_frames);
-	stats_str(st, "tx_verify", tapped ? (tap->errors ? tap->first_error : "not checked by the host (tap)")
-				    : sink->bad_frames ? sink->first_error : "ok");
+	stats_u64(st, "tx_frames_bad", bad);
+	stats_str(st, "tx_verify", verify);
 	stats_u64(st, "tx_notify_wakeups", tx->notify_wakeups);
 	stats_u64(st, "tx_notify_empty", tx->notifies_empty);
 	stats_u64(st, "tx_timer_drains_work", tx->timer_drains_work);
@@ -465,7 +484,14 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "tx_buffers_indirect", tx->buffers_indirect);
 	stats_u64(st, "tx_descriptors", tx->descriptors);
 	stats_u64(st, "tx_interrupts", tx->interrupts);
-	stats_u64(st, "rx_queue_notifies", tx->rx_notifies);
+	stats_u64(st, "rx_queue_notifies", rs->net.rx.notifies);
+	stats_u64(st, "rx_frames", rs->net.rx.frames);
+	stats_u64(st, "rx_bytes", rs->net.rx.bytes);
+	stats_u64(st, "rx_frames_dropped_no_buffer", rs->net.rx.dropped_no_buffer);
+	stats_u64(st, "rx_frames_dropped_too_big", rs->net.rx.dropped_too_big);
+	stats_u64(st, "rx_buffers_starved", rs->net.rx.starved);
+	stats_u64(st, "rx_read_errors", rs->net.rx.read_errors);
+	stats_u64(st, "rx_interrupts", rs->net.rx.interrupts);
 	stats_str(st, "host_timer", rs->o->net.host_timer == HOST_TIMER_ONESHOT ? "oneshot" : "rearm");
 	stats_str(st, "host_timeout_mode", rs->o->net.adaptive_timeout ? "adaptive" : "fixed");
 	stats_u64(st, "host_timeout_us_final", rs->net.timeout_us);
@@ -508,8 +534,43 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 		stats_u64(st, "guest_irqs", g->irq_count);
 		stats_u64(st, "guest_workload_tsc", g->tsc_workload);
 	}
+	if (rs->have_report && tcp) {
+		stats_u64(st, "guest_tcp_state", g->tcp_state);
+		stats_u64(st, "guest_tcp_bytes_acked", g->tcp_bytes_acked);
+		stats_u64(st, "guest_tcp_segments_sent", g->tcp_segments_sent);
+		stats_u64(st, "guest_tcp_segments_received", g->tcp_segments_received);
+		stats_u64(st, "guest_tcp_retransmits", g->tcp_retransmits);
+		stats_u64(st, "guest_tcp_timeouts", g->tcp_timeouts);
+		stats_u64(st, "guest_tcp_fast_retransmits", g->tcp_fast_retransmits);
+		stats_u64(st, "guest_tcp_dupacks", g->tcp_dupacks);
+		stats_u64(st, "guest_tcp_window_probes", g->tcp_window_probes);
+		stats_u64(st, "guest_tcp_mss", g->tcp_mss);
+		stats_u64(st, "guest_tcp_srtt_ns", g->tcp_srtt_ns);
+		stats_u64(st, "guest_tcp_waits_halted", g->tcp_waits_halted);
+		stats_u64(st, "guest_rx_frames", g->rx_frames);
+		stats_u64(st, "guest_rx_frames_dropped", g->rx_frames_dropped);
+	}
 	if (rs->why[0])
 		stats_str(st, "run_error", rs->why);
+}
+
+/* The guest's TCP sender failed: say why from its report (its console may
+ * be --quiet).  The numbers are tcp_state values (guest-stub/tcp_sender.h). */
+static void explain_tcp_failure(const struct run_state *rs)
+{
+	const struct lkvm_guest_report *g = &rs->report;
+	unsigned long long acked = (unsigned long long)g->tcp_bytes_acked, total = (unsigned long long)rs->o->bytes;
+
+	if (!g->tcp_peer_mac_known)
+		fprintf(stderr, "lguest-kvm: tcp: no ARP reply for the receiver's address -- check --peer, and that "
+			"the host side of the link is up (--host-ip)\n");
+	else if (g->tcp_state == 5)
+		fprintf(stderr, "lguest-kvm: tcp: the receiver %s the connection after %llu of %llu bytes were "
+			"acknowledged\n", acked ? "reset" : "refused or reset", acked, total);
+	else if (g->tcp_state == 6)
+		fprintf(stderr, "lguest-kvm: tcp: the receiver stopped answering after %llu of %llu bytes (%llu "
+			"retransmission timeouts) -- is it listening at --peer?\n", acked, total,
+			(unsigned long long)g->tcp_timeouts);
 }
 
 /* The exit code, after naming the reason on stderr if it is not success. */
@@ -561,6 +622,8 @@ static int finish(struct run_state *rs)
 			return EXIT_VERIFY;
 		}
 	}
+	if (rs->guest_status && !strcmp(rs->o->workload, "tcp") && rs->have_report)
+		explain_tcp_failure(rs);
 	if (rs->guest_status)
 		fprintf(stderr, "lguest-kvm: the guest exited with status %d\n", rs->guest_status);
 	return rs->guest_status;

@@ -1,0 +1,186 @@
+/*
+ * net_rx.c -- virtio-net's receive queue: frames from the backend into the
+ * guest's posted buffers.
+ *
+ * A frame's way in: the backend has one (tap readable, or slirp calling
+ * back) -> rx_pop takes the guest's next buffer chain, validated by the ring
+ * walker -> the frame is written behind a virtio-net header (a tap reads
+ * straight into guest RAM with one readv; slirp's frame is copied) -> the
+ * chain goes on the used ring -> after the batch, net_rx_signal interrupts
+ * the guest if it has not masked the interrupt.
+ *
+ * Notification suppression is lguest's receive rule: while the guest has
+ * buffers posted, NO_NOTIFY stays set, so reposting a buffer costs it no
+ * exit.  Only when the host finds the ring empty does it clear the flag,
+ * look once more (the guest may have posted meanwhile), and then wait for
+ * the guest's notify before reading the tap again.  Frames meanwhile stay in
+ * the tap's queue; slirp's are dropped (its TCP retransmits).
+ */
+#include "net.h"
+
+#include <errno.h>
+#include <linux/virtio_net.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+enum { NET_RX = 0 };
+
+#define RX_HDR sizeof(struct virtio_net_hdr_v1)
+
+static struct vq *rx_vq(struct net *net)
+{
+	return &net->mmio.vqs[NET_RX];
+}
+
+/* The guest's next receive chain, or 0 (none: now waiting for a notify),
+ * or -1 (the guest broke the ring). */
+static int rx_pop(struct net *net)
+{
+	struct vq *vq = rx_vq(net);
+	int rc;
+
+	if (!vq->ready || net->mmio.needs_reset || net->rx_starved)
+		return 0;
+	rc = vq_pop_avail(vq, &net->rx_chain);
+	if (rc == 0) {
+		if (!vq_enable_notify_and_recheck(vq)) {
+			__atomic_store_n(&net->rx_starved, true, __ATOMIC_SEQ_CST);   /* the waker reads it */
+			net->rx.starved++;
+			return 0;
+		}
+		rc = vq_pop_avail(vq, &net->rx_chain);
+	}
+	if (rc < 0) {
+		virtio_mmio_fail(&net->mmio, vq->error);
+		return -1;
+	}
+	if (rc > 0)
+		vq_suppress_notify(vq);   /* we have buffers: reposting needs no notify */
+	return rc;
+}
+
+/* A receive chain must be all device-writable. */
+static bool rx_chain_writable(const struct vq_chain *c)
+{
+	return c->out_len == 0;
+}
+
+/* VERSION_1 without MRG_RXBUF: num_buffers must read 1. */
+static void rx_finish_header(struct vq_chain *c)
+{
+	struct virtio_net_hdr_v1 h;
+
+	if (c->buf[0].len >= RX_HDR) {
+		memcpy(&h, c->buf[0].host, RX_HDR);
+		h.num_buffers = 1;
+		memcpy(c->buf[0].host, &h, RX_HDR);
+	}
+}
+
+static void rx_complete(struct net *net, uint32_t written, size_t frame_len)
+{
+	vq_push_used(rx_vq(net), net->rx_chain.head, written);
+	net->rx.frames++;
+	net->rx.bytes += frame_len;
+	net->rx_used_unsignalled = true;
+}
+
+int net_rx_deliver(struct net *net, const void *frame, size_t len)
+{
+	struct vq_chain *c = &net->rx_chain;
+	struct virtio_net_hdr_v1 hdr = { .num_buffers = 1 };
+	const uint8_t *src[2] = { (const uint8_t *)&hdr, frame };
+	size_t left[2] = { RX_HDR, len };
+	unsigned part = 0;
+
+	if (rx_pop(net) <= 0) {
+		net->rx.dropped_no_buffer++;
+		return -1;
+	}
+	if (!rx_chain_writable(c) || c->in_len < RX_HDR + len) {
+		/* Hand the buffer back empty rather than a cut frame. */
+		net->rx.dropped_too_big++;
+		vq_push_used(rx_vq(net), c->head, 0);
+		net->rx_used_unsignalled = true;
+		return -1;
+	}
+	for (unsigned i = 0; i < c->count && part < 2; i++) {
+		uint8_t *dst = c->buf[i].host;
+		size_t room = c->buf[i].len;
+
+		while (room && part < 2) {
+			size_t n = left[part] < room ? left[part] : room;
+
+			memcpy(dst, src[part], n);
+			dst += n;
+			room -= n;
+			src[part] += n;
+			if (!(left[part] -= n))
+				part++;
+		}
+	}
+	rx_complete(net, (uint32_t)(RX_HDR + len), len);
+	return 0;
+}
+
+unsigned net_rx_from_tap(struct net *net, unsigned budget)
+{
+	struct vq_chain *c = &net->rx_chain;
+	unsigned got = 0;
+
+	while (got < budget && rx_pop(net) > 0) {
+		struct iovec iov[64];
+		unsigned n = 0;
+		ssize_t r;
+
+		if (!rx_chain_writable(c) || c->count > 64 || c->in_len < RX_HDR + 60) {
+			net->rx.dropped_too_big++;
+			vq_push_used(rx_vq(net), c->head, 0);
+			net->rx_used_unsignalled = true;
+			continue;
+		}
+		for (unsigned i = 0; i < c->count; i++)
+			iov[n++] = (struct iovec){ .iov_base = c->buf[i].host, .iov_len = c->buf[i].len };
+		do
+			r = readv(net->tap.fd, iov, (int)n);
+		while (r < 0 && errno == EINTR);
+		if (r < 0) {
+			vq_unpop_avail(rx_vq(net));      /* nothing to put in it after all */
+			if (errno != EAGAIN)
+				net->rx.read_errors++;
+			break;
+		}
+		if ((size_t)r < RX_HDR) {
+			vq_push_used(rx_vq(net), c->head, 0);
+			net->rx.read_errors++;
+			net->rx_used_unsignalled = true;
+			continue;
+		}
+		rx_finish_header(c);
+		rx_complete(net, (uint32_t)r, (size_t)r - RX_HDR);
+		got++;
+	}
+	return got;
+}
+
+void net_rx_signal(struct net *net)
+{
+	if (!net->rx_used_unsignalled)
+		return;
+	net->rx_used_unsignalled = false;
+	if (vq_should_interrupt(rx_vq(net))) {
+		net->rx.interrupts++;
+		virtio_mmio_signal_used(&net->mmio);
+	}
+}
+
+bool net_rx_on_notify(struct net *net)
+{
+	bool was_starved = net->rx_starved;
+
+	net->rx.notifies++;
+	__atomic_store_n(&net->rx_starved, false, __ATOMIC_SEQ_CST);
+	vq_suppress_notify(rx_vq(net));   /* buffers are posted: quiet from now on */
+	return was_starved;
+}

@@ -1,0 +1,82 @@
+/*
+ * net_slirp.h -- user-mode networking as the net backend: libslirp plays a
+ * small router on a private network (10.0.2.0/24), so an unprivileged
+ * launcher gives the guest TCP/UDP to the host and beyond with no tap device.
+ *
+ * Guest -> world: the device hands each transmitted chain (virtio-net header
+ * + Ethernet frame) to net_slirp_transmit, which gathers it and feeds the
+ * frame to slirp_input; slirp answers ARP/DHCP/ICMP itself and turns TCP and
+ * UDP into ordinary host sockets.  World -> guest: a poll thread waits on
+ * those sockets and slirp's timers, and every frame slirp produces comes out
+ * through the deliver callback, which the device turns into a receive buffer.
+ *
+ * libslirp is not thread-safe, so every call into it is made holding the
+ * device's lock (*lock): the device thread or vCPU already holds it when it
+ * transmits, and the poll thread takes it around each slirp call.  deliver
+ * therefore always runs with *lock held -- sometimes on the poll thread,
+ * sometimes inside net_slirp_transmit on the caller's thread (an ARP reply
+ * comes back before slirp_input returns) -- and must not take it again.
+ */
+#ifndef NET_SLIRP_H
+#define NET_SLIRP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slirp/libslirp.h>
+
+#include "virtqueue.h"
+
+/* The private network; the guest is told its address and gateway on its
+ * command line (slirp's DHCP would hand out the same ones). */
+#define NET_SLIRP_NETWORK    "10.0.2.0"
+#define NET_SLIRP_NETMASK    "255.255.255.0"
+#define NET_SLIRP_PREFIX_LEN 24
+#define NET_SLIRP_HOST       "10.0.2.2"   /* gateway; TCP/UDP to it reach the host's 127.0.0.1 */
+#define NET_SLIRP_NAMESERVER "10.0.2.3"   /* forwards to the host's resolver */
+#define NET_SLIRP_GUEST      "10.0.2.15"  /* the first (and only) DHCP lease */
+
+#define NET_SLIRP_HDR_LEN    12u          /* sizeof(struct virtio_net_hdr_v1) */
+#define NET_SLIRP_ETH_HLEN   14u
+#define NET_SLIRP_FRAME_MAX  65535u
+
+/* An Ethernet frame for the guest, without a virtio-net header.  Called with
+ * *lock held; the frame is only valid during the call. */
+typedef void (*net_slirp_deliver_fn)(void *opaque, const void *frame, size_t len);
+
+struct net_slirp_timer;   /* slirp's timers, kept by net_slirp.c */
+
+struct net_slirp {
+	Slirp *slirp;
+	pthread_mutex_t *lock;        /* the device's lock: guards slirp and everything below */
+	net_slirp_deliver_fn deliver;
+	void *opaque;
+	struct net_slirp_timer *timers;
+	/* poll thread */
+	int wake_fd;                  /* eventfd: transmit, notify and stop interrupt poll() */
+	pthread_t thread;
+	bool thread_running;
+	bool stopping;
+	/* statistics (frames counted without the virtio-net header) */
+	uint64_t frames_from_guest, bytes_from_guest;
+	uint64_t frames_to_guest, bytes_to_guest;
+	uint64_t errors;              /* rejected chains and slirp's complaints about the guest */
+	char first_error[200];
+	uint8_t gather[NET_SLIRP_HDR_LEN + NET_SLIRP_FRAME_MAX];  /* one transmitted chain, contiguous */
+};
+
+/* Create the slirp instance (no sockets are opened yet).  -1 with diag set. */
+int net_slirp_open(struct net_slirp *s, pthread_mutex_t *lock, net_slirp_deliver_fn deliver, void *opaque);
+/* Start the poll thread; called after privileges are dropped.  -1 with diag set. */
+int net_slirp_start(struct net_slirp *s);
+/* Caller holds *lock.  0 if slirp took the frame, -1 if the chain was too
+ * short or too long to be one (counted, first reason kept). */
+int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain);
+/* Stop and join the poll thread (without *lock held).  Safe if never started. */
+void net_slirp_stop(struct net_slirp *s);
+/* After net_slirp_stop: free slirp (closing its sockets), the timers and the eventfd. */
+void net_slirp_close(struct net_slirp *s);
+
+#endif

@@ -1,0 +1,235 @@
+/*
+ * send.c -- `lguest-kvm send`: write the tcp workload's byte stream to a
+ * receiver over one TCP connection.
+ *
+ *   parse options -> connect -> for each 1 MiB stretch: stream_fill() at its
+ *   offset (--corrupt-at flips one byte) -> send() until all is written
+ *   -> shutdown(SHUT_WR) -> wait for the receiver's own close
+ *
+ * It stands in for the guest, so `receive` can be tested and the host's
+ * loopback ceiling measured (bench/tcp_loopback.sh) with no VM at all.
+ * Success needs more than "all written": the bytes may still sit in socket
+ * buffers, so after its FIN the sender waits for the receiver to close too.
+ * A clean close (EOF) means the receiver accepted the stream; a reset means
+ * it rejected it (a mismatch, a short stream, --close-after, a crash), and
+ * that is exit 1.
+ */
+#include "receive.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "diag.h"
+#include "options.h"
+#include "stream_pattern.h"
+#include "tcp_endpoint.h"
+
+#define SEND_BUF_BYTES (1u << 20)   /* regenerated per write: no pattern-sized buffer */
+
+struct send_options {
+	struct sockaddr_in connect;
+	bool have_connect;
+	uint64_t bytes;
+	uint64_t corrupt_at;        /* test aid: flip this byte ... */
+	bool corrupt;               /* ... if set */
+	unsigned timeout;           /* seconds the receiver may stall us */
+	bool quiet;
+};
+
+static void send_usage(FILE *f)
+{
+	fprintf(f,
+"usage: lguest-kvm send --connect ADDR:PORT --bytes SIZE [options]\n"
+"\n"
+"Connect to a receiver (lguest-kvm receive) and write the tcp workload's byte\n"
+"stream (see include/lkvm_frame.h); succeed once all SIZE bytes are written\n"
+"and the receiver has closed the connection cleanly.\n"
+"\n"
+"  --connect ADDR:PORT  the receiver's IPv4 address and port (required)\n"
+"  --bytes SIZE         bytes to send (required; K/M/G suffixes)\n"
+"  --corrupt-at OFFSET  test aid: flip the stream's byte at OFFSET (K/M/G suffixes)\n"
+"  --timeout SECONDS    give up if the receiver accepts nothing for this long\n"
+"                       (default 30)\n"
+"  --quiet              no line on success\n"
+"  -h, --help           this text\n"
+"\n"
+"Exit status: 0 all sent and the receiver closed cleanly; 1 connection refused,\n"
+"reset or timed out; 2 usage.\n");
+}
+
+static int send_parse(struct send_options *o, int argc, char **argv)
+{
+	enum { O_CONNECT = 256, O_BYTES, O_CORRUPT_AT, O_TIMEOUT, O_QUIET };
+	static const struct option longopts[] = {
+		{ "connect", required_argument, 0, O_CONNECT },
+		{ "bytes", required_argument, 0, O_BYTES },
+		{ "corrupt-at", required_argument, 0, O_CORRUPT_AT },
+		{ "timeout", required_argument, 0, O_TIMEOUT },
+		{ "quiet", no_argument, 0, O_QUIET },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->timeout = 30;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_CONNECT:
+			if (!endpoint_parse(optarg, false, &o->connect))
+				return usage_error("send", "--connect '%s': expected IPv4 ADDR:PORT such as 127.0.0.1:5001", optarg);
+			o->have_connect = true;
+			break;
+		case O_BYTES:
+			if (!parse_size(optarg, &o->bytes) || o->bytes == 0)
+				return usage_error("send", "--bytes '%s': give a positive size such as 64M or 1G", optarg);
+			break;
+		case O_CORRUPT_AT:
+			if (!parse_size(optarg, &o->corrupt_at))
+				return usage_error("send", "--corrupt-at '%s': give a byte offset", optarg);
+			o->corrupt = true;
+			break;
+		case O_TIMEOUT:
+			if (!parse_timeout_seconds(optarg, &o->timeout))
+				return usage_error("send", "--timeout '%s': give whole seconds, 1..86400", optarg);
+			break;
+		case O_QUIET: o->quiet = true; break;
+		case 'h': send_usage(stdout); return -1;
+		default:
+			return usage_error("send", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("send", "unexpected argument '%s'", argv[optind]);
+	if (!o->have_connect)
+		return usage_error("send", "%s--connect ADDR:PORT is required", "");
+	if (!o->bytes)
+		return usage_error("send", "%s--bytes SIZE is required", "");
+	if (o->corrupt && o->corrupt_at >= o->bytes)
+		return usage_error("send", "--corrupt-at%s is past the end of the stream (--bytes)", "");
+	return 0;
+}
+
+/* The sentence for a failed send() (all_written false) or for a failure
+ * while waiting for the receiver's close (all_written true). */
+static int stream_failed(int err, uint64_t done, bool all_written, unsigned timeout)
+{
+	unsigned long long n = (unsigned long long)done;
+
+	if (err == EPIPE || err == ECONNRESET)
+		return diag_fail("send: connection reset by the receiver after %llu bytes were written%s", n,
+				 all_written ? " (all of them, but it rejected the stream: see its message)" : "");
+	if (err == EAGAIN || err == EWOULDBLOCK)
+		return diag_fail("send: the receiver %s for %u s after %llu bytes (--timeout)",
+				 all_written ? "did not close" : "took nothing", timeout, n);
+	return diag_fail("send: %s after %llu bytes: %s", all_written ? "recv" : "send", n, strerror(err));
+}
+
+/* Write the whole stream; returns bytes the kernel accepted (== o->bytes
+ * on success) and sets *err on failure. */
+static uint64_t send_stream(int fd, const struct send_options *o, uint8_t *buf, int *err)
+{
+	uint64_t done = 0;
+
+	*err = 0;
+	while (done < o->bytes) {
+		size_t len = o->bytes - done < SEND_BUF_BYTES ? (size_t)(o->bytes - done) : SEND_BUF_BYTES;
+		size_t off = 0;
+
+		stream_fill(buf, len, done);
+		if (o->corrupt && o->corrupt_at >= done && o->corrupt_at < done + len)
+			buf[o->corrupt_at - done] ^= 0xff;
+		while (off < len) {
+			ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				*err = errno;
+				return done + off;
+			}
+			off += (size_t)n;
+		}
+		done += len;
+	}
+	return done;
+}
+
+int send_main(int argc, char **argv)
+{
+	struct send_options o;
+	char addr[ENDPOINT_STRLEN];
+	uint8_t *buf;
+	uint64_t done;
+	double t0, seconds;
+	int rc, fd, err;
+	ssize_t n;
+
+	rc = send_parse(&o, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	endpoint_format(&o.connect, addr);
+
+	buf = aligned_alloc(4096, SEND_BUF_BYTES);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!buf || fd < 0) {
+		diag_fail("send: %s", buf ? strerror(errno) : "out of memory for the send buffer");
+		goto fail;
+	}
+	/* Set before connect(): SO_SNDTIMEO also bounds the connect wait. */
+	if (socket_set_timeouts(fd, o.timeout)) {
+		diag_fail("send: cannot set the socket timeout: %s", strerror(errno));
+		goto fail;
+	}
+	if (connect(fd, (const struct sockaddr *)&o.connect, sizeof(o.connect))) {
+		diag_fail("send: cannot connect to %s: %s", addr,
+			  errno == EINPROGRESS ? "no answer within --timeout" : strerror(errno));
+		goto fail;
+	}
+
+	t0 = monotonic_seconds();
+	done = send_stream(fd, &o, buf, &err);
+	if (err) {
+		stream_failed(err, done, false, o.timeout);
+		goto fail;
+	}
+	/* Our FIN, then the receiver's: EOF if it read everything and closed,
+	 * a reset if it gave up with our bytes still unread. */
+	shutdown(fd, SHUT_WR);
+	do
+		n = recv(fd, buf, 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		stream_failed(errno, done, true, o.timeout);
+		goto fail;
+	}
+	if (n > 0) {
+		diag_fail("send: the receiver at %s sent data back; it is not 'lguest-kvm receive'", addr);
+		goto fail;
+	}
+	seconds = monotonic_seconds() - t0;
+	close(fd);
+	free(buf);
+	if (!o.quiet)
+		printf("send: %llu bytes to %s in %.3f s (%.2f Gbit/s)%s\n", (unsigned long long)done, addr,
+		       seconds, seconds > 0 ? done * 8.0 / seconds / 1e9 : 0.0,
+		       o.corrupt ? ", one byte flipped (--corrupt-at)" : "");
+	return 0;
+
+fail:
+	diag_print();
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return EXIT_ERROR;
+}
