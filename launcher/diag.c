@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 #include <stdio.h>
+#include <string.h>
 
 static char last[512];
 
@@ -29,4 +30,19 @@ int usage_error(const char *command, const char *fmt, const char *arg)
 void diag_print(void)
 {
 	fprintf(stderr, "lguest-kvm: %s\n", last[0] ? last : "unknown error");
+}
+
+void diag_last_line(const char *path, char *out, size_t size)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	snprintf(out, size, "no error message");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "lguest-kvm", 10)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(out, size, "%.200s", line);
+		}
+	if (f)
+		fclose(f);
 }

@@ -10,6 +10,8 @@
 #ifndef DIAG_H
 #define DIAG_H
 
+#include <stddef.h>
+
 enum lkvm_exit_code {
 	/* 0 and any other guest status are passed through */
 	EXIT_ERROR        = 1,   /* host-side failure: KVM, files, bad guest image */
@@ -25,5 +27,9 @@ void diag_print(void);     /* "lguest-kvm: <last>" on stderr */
 /* "lguest-kvm COMMAND: <fmt with arg> -- see 'lguest-kvm COMMAND --help'";
  * returns EXIT_USAGE. */
 int usage_error(const char *command, const char *fmt, const char *arg);
+
+/* The last "lguest-kvm..." line of a child's saved stderr, for a table
+ * row or a sample that failed ("no error message" if there is none). */
+void diag_last_line(const char *path, char *out, size_t size);
 
 #endif

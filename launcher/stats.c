@@ -105,3 +105,22 @@ int stats_write_json(FILE *f, const char *path, const struct stats *st)
 		return diag_fail("--stats-json %s: write failed: %m", path);
 	return 0;
 }
+
+int stats_json_number(const char *path, const char *key, double *out)
+{
+	char line[512], want[80];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), "\"%s\": ", key);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, want);
+
+		if (p && sscanf(p + strlen(want), "%lf", out) == 1)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}

@@ -27,6 +27,7 @@
 #include "diag.h"
 #include "options.h"
 #include "stats.h"
+#include "tcp_lab.h"
 
 #define MAX_ROWS 32
 #define MAX_REPEAT 25
@@ -73,6 +74,13 @@ struct table {
 	double t0;
 	unsigned done, total;
 	int interrupted;
+	/* --workload tcp: the receiver's side, and the host's loopback ceiling */
+	bool tcp, tcp_tap;
+	struct tcp_lab lab;
+	uint64_t bytes;
+	double loopback[MAX_REPEAT];
+	unsigned nloopback;
+	char loopback_failed[240];
 };
 
 /* Ctrl-C reaches the running child too (same process group); SIGTERM sent
@@ -191,40 +199,6 @@ static int build_rows(struct table *t, const char *spec)
 
 /* ---- one child run ---- */
 
-static int json_number(const char *path, const char *key, double *out)
-{
-	char line[512], want[80];
-	FILE *f = fopen(path, "r");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	snprintf(want, sizeof(want), "\"%s\": ", key);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, want);
-
-		if (p && sscanf(p + strlen(want), "%lf", out) == 1)
-			found = 1;
-	}
-	fclose(f);
-	return found;
-}
-
-static void last_error_line(const char *path, char *out, size_t size)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	snprintf(out, size, "no error message");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "lguest-kvm", 10)) {
-			line[strcspn(line, "\n")] = 0;
-			snprintf(out, size, "%.200s", line);
-		}
-	if (f)
-		fclose(f);
-}
-
 /* Runs one sample; returns the child's exit status (or 128+signal). */
 static int run_one(struct table *t, const char *model, struct row *r, double *v, char *why, size_t why_size)
 {
@@ -254,6 +228,16 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 	/* A run that hangs must not hang the table: far above any 1 GiB run. */
 	argv[a++] = "--max-seconds";
 	argv[a++] = "900";
+	if (t->tcp) {
+		if (tcp_lab_start_receiver(&t->lab, t->bytes, why, why_size) < 0) {
+			close(efd), unlink(json), unlink(errf);
+			return EXIT_ERROR;
+		}
+		argv[a++] = "--net";
+		argv[a++] = t->tcp_tap ? "tap:lkvm0" : "user";
+		argv[a++] = "--peer";
+		argv[a++] = t->lab.peer_arg;
+	}
 	for (unsigned i = 0; i < t->npass; i++)
 		argv[a++] = t->pass[i];
 	for (unsigned i = 0; i < r->nargs; i++)
@@ -267,6 +251,10 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
 		dup2(efd, STDERR_FILENO);
+		if (tcp_lab_enter(&t->lab) < 0) {
+			fprintf(stderr, "lguest-kvm: cannot join the table's network namespace\n");
+			_exit(EXIT_ERROR);
+		}
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
@@ -277,18 +265,32 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 		if (table_signal)
 			kill(pid, table_signal);
 	status = pid < 0 ? EXIT_ERROR : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (t->tcp) {
+		char rwhy[200];
+		int rst = tcp_lab_finish_receiver(&t->lab, status != 0, rwhy, sizeof(rwhy));
+
+		/* The receiver's verdict stands beside the launcher's: a stream
+		 * it did not verify fails the sample even if the guest was happy. */
+		if (!status && rst) {
+			snprintf(why, why_size, "receiver: %.200s", rwhy);
+			status = EXIT_VERIFY;
+			unlink(json);
+			unlink(errf);
+			return status;
+		}
+	}
 	if (pid < 0) {
 		snprintf(why, why_size, "fork: %s", strerror(errno));
 	} else if (status) {
-		last_error_line(errf, why, why_size);
-	} else if (!json_number(json, "tx_transfer_seconds", &v[M_SECONDS]) ||
-		   !json_number(json, "tx_gbit_per_second", &v[M_GBPS]) ||
-		   !json_number(json, "tx_timer_timeouts", &v[M_TIMEOUTS]) ||
-		   !json_number(json, "tx_queue_notifies", &v[M_NOTIFIES]) ||
-		   !json_number(json, "guest_tx_threshold_final", &v[M_THRESHOLD]) ||
-		   !json_number(json, "guest_tx_ring_full", &ring_full) ||
-		   !json_number(json, "guest_tx_buffers_indirect", &indirect) ||
-		   !json_number(json, "guest_tx_buffers_direct", &direct)) {
+		diag_last_line(errf, why, why_size);
+	} else if (!stats_json_number(json, "tx_transfer_seconds", &v[M_SECONDS]) ||
+		   !stats_json_number(json, "tx_gbit_per_second", &v[M_GBPS]) ||
+		   !stats_json_number(json, "tx_timer_timeouts", &v[M_TIMEOUTS]) ||
+		   !stats_json_number(json, "tx_queue_notifies", &v[M_NOTIFIES]) ||
+		   !stats_json_number(json, "guest_tx_threshold_final", &v[M_THRESHOLD]) ||
+		   !stats_json_number(json, "guest_tx_ring_full", &ring_full) ||
+		   !stats_json_number(json, "guest_tx_buffers_indirect", &indirect) ||
+		   !stats_json_number(json, "guest_tx_buffers_direct", &direct)) {
 		snprintf(why, why_size, "the run's stats JSON lacks a counter");
 		status = EXIT_ERROR;
 	}
@@ -536,6 +538,7 @@ static int write_plot(const struct table *t)
 static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
 {
 	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET };
+	char *net = NULL;
 	static const struct option longopts[] = {
 		{ "experiment", required_argument, 0, O_EXPERIMENT },
 		{ "rows", required_argument, 0, O_ROWS },
@@ -589,14 +592,14 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		case O_JSON: t->json = optarg; break;
 		case O_PLOT: t->plot = optarg; break;
 		case O_WORKLOAD:
-			if (strcmp(optarg, "raw"))
-				return usage_error("table", "--workload '%s': only 'raw' exists so far (TCP is issue 5)", optarg);
+			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp"))
+				return usage_error("table", "--workload '%s': expected raw or tcp", optarg);
+			t->tcp = !strcmp(optarg, "tcp");
 			break;
 		case O_NET:
 			if (t->npass + 2 > MAX_PASS)
 				return usage_error("table", "too many options%s", "");
-			t->pass[t->npass++] = "--net";
-			t->pass[t->npass++] = optarg;
+			net = optarg;
 			break;
 		case O_PASS:
 			if (t->npass + 2 > MAX_PASS)
@@ -616,6 +619,17 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 	}
 	if (optind < argc)
 		return usage_error("table", "unexpected argument '%s'", argv[optind]);
+	if (t->tcp) {
+		/* The lab owns the network: a tap in a namespace, or slirp. */
+		if (net && strcmp(net, "tap") && strcmp(net, "user"))
+			return usage_error("table", "--net '%s': with --workload tcp, give tap (root) or user", net);
+		t->tcp_tap = net ? !strcmp(net, "tap") : geteuid() == 0;
+		t->pass[t->npass++] = "--workload";
+		t->pass[t->npass++] = "tcp";
+	} else if (net) {
+		t->pass[t->npass++] = "--net";
+		t->pass[t->npass++] = net;
+	}
 	if (t->plot && strcmp(t->experiment, "notify"))
 		return usage_error("table", "--plot: only the notify experiment can be plotted%s", "");
 	if (t->plot) {
@@ -712,6 +726,41 @@ static bool run_sweep(struct table *t)
 	return failed;
 }
 
+/* The host's own TCP over loopback, --repeat times, same size: the
+ * ceiling for a receiver on this machine, measured in the same run. */
+static void measure_loopback(struct table *t)
+{
+	if (t->interrupted)
+		return;
+	for (unsigned k = 0; k < t->repeat && !table_signal; k++) {
+		char why[200];
+		double sec = tcp_lab_loopback(t->bytes, why, sizeof(why));
+
+		if (sec <= 0) {
+			snprintf(t->loopback_failed, sizeof(t->loopback_failed), "%s", why);
+			return;
+		}
+		t->loopback[t->nloopback++] = sec;
+	}
+	qsort(t->loopback, t->nloopback, sizeof(double), cmp_double);
+}
+
+static void print_loopback(const struct table *t, FILE *f)
+{
+	const double *v = t->loopback;
+	unsigned n = t->nloopback;
+	double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+
+	if (!n) {
+		fprintf(f, "Host loopback TCP (ceiling): not measured%s%s\n", t->loopback_failed[0] ? ": " : "",
+			t->loopback_failed);
+		return;
+	}
+	fprintf(f, "Host loopback TCP, same size (the ceiling for a receiver here): %.3f s median "
+		"(%.3f..%.3f over %u runs), %.1f Gbit/s\n", median, v[0], v[n - 1], n,
+		t->bytes * 8.0 / median / 1e9);
+}
+
 int table_main(int argc, char **argv)
 {
 	static struct table t;
@@ -730,13 +779,30 @@ int table_main(int argc, char **argv)
 	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
 		return rc;
 
+	/* The receiver must know the stream's length (the last --bytes wins). */
+	t.bytes = 1ull << 30;
+	for (unsigned i = 0; i + 1 < t.npass; i++)
+		if (!strcmp(t.pass[i], "--bytes"))
+			parse_size(t.pass[i + 1], &t.bytes);
+	if (t.tcp && tcp_lab_open(&t.lab, t.tcp_tap) < 0) {
+		diag_print();
+		return EXIT_ERROR;
+	}
 	failed = run_sweep(&t);
+	if (t.tcp) {
+		tcp_lab_close(&t.lab);
+		measure_loopback(&t);
+	}
 	printf("lguest-kvm table, experiment %s:", t.experiment);
 	for (unsigned i = 0; i < t.npass; i++)
 		printf(" %s", t.pass[i]);
+	if (t.tcp)
+		printf(" --net %s", t.tcp_tap ? "tap" : "user");
 	printf("%s (%.0f s)\n", t.npass > 2 ? "" : " (and the defaults: 1 GiB raw, frame 1514, ring 128, adaptive timer)",
 	       monotonic_seconds() - t.t0);
 	print_table(&t, stdout);
+	if (t.tcp)
+		print_loopback(&t, stdout);
 	fflush(stdout);
 	if ((t.csv && write_csv(&t) < 0) || (t.json && write_json(&t) < 0) || (t.plot && write_plot(&t) < 0)) {
 		diag_print();
