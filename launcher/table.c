@@ -114,8 +114,12 @@ static void table_usage(FILE *f)
 "  --plot FILE          draw seconds and notifies against threshold (.svg or .png, gnuplot)\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns\n"
-"  --workload raw       (the only workload so far)\n"
-"  --net sink|tap[:IFNAME]  the backend (tap needs a receiver that drains it)\n"
+"  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
+"                       the table starts for every sample, with the host's loopback\n"
+"                       TCP throughput measured after the sweep as the ceiling\n"
+"  --net B              raw: sink | tap[:IFNAME] (tap needs a receiver that drains it);\n"
+"                       tcp: tap (root: a namespace with a tap, deleted afterwards) |\n"
+"                       user (libslirp; the default unless root)\n"
 "\n"
 "Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n");
 }
@@ -456,7 +460,15 @@ static int write_json(const struct table *t)
 			}
 			fprintf(f, "}");
 		}
-	fprintf(f, "\n  ]\n}\n");
+	fprintf(f, "\n  ]");
+	if (t->tcp) {
+		fprintf(f, ",\n  \"net\": \"%s\",\n  \"host_loopback_bytes\": %llu,\n  \"host_loopback_seconds\": [",
+			t->tcp_tap ? "tap" : "user", (unsigned long long)t->bytes);
+		for (unsigned k = 0; k < t->nloopback; k++)
+			fprintf(f, "%s%.6f", k ? ", " : "", t->loopback[k]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "\n}\n");
 	return fclose(f) ? diag_fail("--json %s: write failed", t->json) : 0;
 }
 
@@ -749,13 +761,14 @@ static void print_loopback(const struct table *t, FILE *f)
 {
 	const double *v = t->loopback;
 	unsigned n = t->nloopback;
-	double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double median;
 
 	if (!n) {
 		fprintf(f, "Host loopback TCP (ceiling): not measured%s%s\n", t->loopback_failed[0] ? ": " : "",
-			t->loopback_failed);
+			t->loopback_failed[0] ? t->loopback_failed : t->interrupted ? " (interrupted)" : "");
 		return;
 	}
+	median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 	fprintf(f, "Host loopback TCP, same size (the ceiling for a receiver here): %.3f s median "
 		"(%.3f..%.3f over %u runs), %.1f Gbit/s\n", median, v[0], v[n - 1], n,
 		t->bytes * 8.0 / median / 1e9);
