@@ -223,7 +223,8 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 	net->tap.fd = -1;
 	virtio_mmio_init(&net->mmio, &net_ops, net, vm, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
-			 (1ull << VIRTIO_RING_F_INDIRECT_DESC));
+			 (1ull << VIRTIO_RING_F_INDIRECT_DESC) |
+			 (cfg->offloads ? 1ull << VIRTIO_NET_F_CSUM | 1ull << VIRTIO_NET_F_HOST_TSO4 : 0));
 	net->mmio.vqs[NET_RX].name = "net receive";
 	net->mmio.vqs[NET_TX].name = "net transmit";
 }

@@ -41,6 +41,7 @@ struct net_config {
 	char tap_name[16];        /* --net tap:NAME ("" = the kernel picks) */
 	uint32_t host_ip;         /* --host-ip: configure the tap with it (0: leave it alone) */
 	uint8_t host_prefix;
+	bool offloads;            /* offer CSUM + HOST_TSO4 (the tap takes them as they come) */
 };
 
 struct net_tx_stats {

@@ -171,6 +171,10 @@ int cmdline_parse(const char *line, struct params *p)
 		} else if (starts(w, len, "lkvm.peer=", &v, &vlen)) {
 			if (!parse_ipv4(v, vlen, &p->peer_ip, &p->peer_port))
 				return bad("peer", v, vlen);
+		} else if (starts(w, len, "lkvm.tso=", &v, &vlen)) {
+			if (!word_eq(v, vlen, "0") && !word_eq(v, vlen, "1"))
+				return bad("tso", v, vlen);
+			p->tso = word_eq(v, vlen, "1");
 		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
 				return bad("segments", v, vlen);

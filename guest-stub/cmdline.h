@@ -31,6 +31,7 @@ struct params {
 	uint32_t indirect_threshold;   /* 0: max(16, ring/8) */
 	uint32_t ip, peer_ip;          /* tcp workload: our address, the receiver's (host order) */
 	uint16_t peer_port;
+	int tso;                       /* negotiate CSUM + HOST_TSO4 and send large segments */
 };
 
 /* Returns 0, or -1 after printing what was wrong. */

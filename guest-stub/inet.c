@@ -142,8 +142,11 @@ uint32_t inet_build_tcp(uint8_t *frame, struct inet_endpoints *e, const struct t
 	pseudo[8] = 0;
 	pseudo[9] = IPPROTO_TCP_;
 	put16(pseudo + 10, (uint16_t)tcplen);
-	sum = inet_csum_add(inet_csum_add(0, pseudo, 12), tcp, tcplen);
-	csum = inet_csum_fold(sum);
+	sum = inet_csum_add(0, pseudo, 12);
+	if (e->csum_partial)
+		csum = (uint16_t)~inet_csum_fold(sum);   /* the folded sum, not its complement */
+	else
+		csum = inet_csum_fold(inet_csum_add(sum, tcp, tcplen));
 	__builtin_memcpy(tcp + 16, &csum, 2);
 	return ETH_HLEN_ + IP_HLEN + tcplen;
 }

@@ -33,6 +33,7 @@ struct inet_endpoints {
 	uint16_t window;              /* what we advertise (we take no data) */
 	uint8_t wscale;
 	uint16_t mss;                 /* what we advertise in the SYN */
+	bool csum_partial;            /* VIRTIO_NET_F_CSUM: the device completes the TCP checksum */
 };
 
 enum inet_kind {
@@ -58,7 +59,8 @@ uint16_t inet_csum_fold(uint64_t sum);
 uint32_t inet_build_arp(uint8_t *frame, const struct inet_endpoints *e, bool reply,
 			const uint8_t *target_mac, uint32_t target_ip);
 /* Headers (+ SYN options) and out->len stream bytes from out->off, with the
- * IPv4 and TCP checksums.  Returns the frame length. */
+ * IPv4 and TCP checksums (with csum_partial, the TCP field holds only the
+ * pseudo-header sum, for the device to finish).  Returns the frame length. */
 uint32_t inet_build_tcp(uint8_t *frame, struct inet_endpoints *e, const struct tcp_out *out);
 /* Write `len` stream bytes starting at stream offset `off`. */
 void inet_stream_fill(uint8_t *dst, uint64_t off, uint32_t len);

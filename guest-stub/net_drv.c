@@ -31,6 +31,8 @@ int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct pa
 		want |= 1ull << VIRTIO_RING_F_EVENT_IDX;
 	if (p->indirect != INDIRECT_NEVER)
 		want |= 1ull << VIRTIO_RING_F_INDIRECT_DESC;
+	if (p->tso)   /* the spec ties HOST_TSO4 to CSUM */
+		want |= 1ull << VIRTIO_NET_F_CSUM | 1ull << VIRTIO_NET_F_HOST_TSO4;
 	if (virtio_drv_probe(&n->dev, w->base, w->irq, VIRTIO_ID_NET, want) < 0) {
 		printf("guest: virtio-net at 0x%lx did not accept our features\n", w->base);
 		return -1;

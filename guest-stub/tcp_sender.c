@@ -204,6 +204,13 @@ static void make_segment(struct tcp_sender *t, struct tcp_out *out, uint64_t off
 	arm_if_idle(t, now);
 }
 
+/* Payload per segment: one MSS, or with TSO as many whole MSS as fit in
+ * what the device takes at once (it cuts them to MSS on the wire). */
+static uint64_t segment_size(const struct tcp_sender *t)
+{
+	return t->cfg.tso_max >= t->mss ? t->cfg.tso_max / t->mss * t->mss : t->mss;
+}
+
 bool tcp_next(struct tcp_sender *t, uint64_t now, struct tcp_out *out)
 {
 	uint64_t limit;
@@ -237,11 +244,11 @@ bool tcp_next(struct tcp_sender *t, uint64_t now, struct tcp_out *out)
 	}
 	limit = t->una + t->wnd;
 	if (t->nxt < t->cfg.total) {
-		uint64_t len = min64(min64(t->mss, t->cfg.total - t->nxt), limit > t->nxt ? limit - t->nxt : 0);
+		uint64_t len = min64(min64(segment_size(t), t->cfg.total - t->nxt), limit > t->nxt ? limit - t->nxt : 0);
 
 		/* Sender-side silly-window avoidance: no runt while data is in
 		 * flight (its ACK will open the window further). */
-		if (len && (len == t->mss || t->nxt + len == t->cfg.total || t->nxt == t->una)) {
+		if (len && (len >= t->mss || t->nxt + len == t->cfg.total || t->nxt == t->una)) {
 			make_segment(t, out, t->nxt, (uint32_t)len, now);
 			t->nxt += len;
 			return true;

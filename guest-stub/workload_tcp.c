@@ -31,6 +31,7 @@
 #define RX_RING 128
 #define RX_BUF 2048
 #define MAX_TCP_FRAME 1514u     /* the tap's MTU of 1500 plus Ethernet */
+#define TSO_BUF (NET_HDR + 65536u)
 
 struct tcp_run {
 	const struct params *p;
@@ -39,6 +40,7 @@ struct tcp_run {
 	struct tcp_sender t;
 	uint8_t **free_tx;
 	unsigned nfree;
+	uint32_t tx_buf;            /* bytes per transmit buffer */
 	bool peer_mac_known;
 	uint64_t ticks_per_ms;
 	uint64_t lapic_fires_at;    /* TSC when the armed APIC timer fires, 0: none */
@@ -83,10 +85,31 @@ static uint8_t *tx_buffer(void)
 	return r.free_tx[--r.nfree];
 }
 
+/* The virtio-net header in front of a frame.  Without offloads it is all
+ * zero; with TSO a TCP frame asks the device to finish the checksum and,
+ * if it carries more than one MSS, to cut it into MSS-sized segments. */
+static void write_net_hdr(uint8_t *buf, bool tcp, uint32_t payload)
+{
+	struct virtio_net_hdr_v1 h = { 0 };
+
+	if (tcp && r.ep.csum_partial) {
+		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		h.csum_start = ETH_HLEN_ + IP_HLEN;
+		h.csum_offset = 16;
+		if (payload > r.t.mss) {
+			h.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+			h.gso_size = r.t.mss;
+			h.hdr_len = INET_TCP_HDRS;
+		}
+	}
+	memcpy(buf, &h, sizeof(h));
+}
+
 static void send_arp(bool reply, const uint8_t *mac, uint32_t ip)
 {
 	uint8_t *buf = tx_buffer();
 
+	write_net_hdr(buf, false, 0);
 	tx_frame(buf, inet_build_arp(buf + NET_HDR, &r.ep, reply, mac, ip));
 }
 
@@ -104,6 +127,7 @@ static bool send_segments(uint64_t now)
 		if (!r.nfree || !tcp_next(&r.t, now, &out))
 			return sent;
 		buf = r.free_tx[--r.nfree];
+		write_net_hdr(buf, true, out.len);
 		tx_frame(buf, inet_build_tcp(buf + NET_HDR, &r.ep, &out));
 		sent = true;
 	}
@@ -206,6 +230,7 @@ static bool arp_resolve(void)
 		uint64_t until = rdtsc() + 200 * r.ticks_per_ms;
 
 		send_arp(false, 0, r.ep.peer_ip);
+		guest_report.tcp_arp_requests++;
 		while (!r.peer_mac_known && rdtsc() < until) {
 			tx_reclaim();
 			if (!rx_poll(rdtsc()))
@@ -273,10 +298,11 @@ static int setup(const struct params *p)
 		return -1;
 	r.p = p;
 	r.ticks_per_ms = p->tsc_khz;
+	r.tx_buf = p->tso ? TSO_BUF : RX_BUF;
 	r.free_tx = alloc_pages(sizeof(*r.free_tx) * pool);
-	mem = alloc_pages((uint64_t)pool * RX_BUF);
+	mem = alloc_pages((uint64_t)pool * r.tx_buf);
 	for (uint32_t i = 0; i < pool; i++)
-		r.free_tx[r.nfree++] = mem + (uint64_t)i * RX_BUF;   /* headers stay zero: no offloads */
+		r.free_tx[r.nfree++] = mem + (uint64_t)i * r.tx_buf;
 	rxmem = alloc_pages((uint64_t)RX_RING * RX_BUF);
 	for (uint32_t i = 0; i < RX_RING; i++)
 		rx_repost(rxmem + (uint64_t)i * RX_BUF);
@@ -288,6 +314,7 @@ static int setup(const struct params *p)
 	r.ep.port = (uint16_t)(32768 + (rdtsc() >> 4) % 16384);   /* a fresh port each run */
 	r.ep.window = 65535;
 	r.ep.mss = (uint16_t)(p->frame - INET_TCP_HDRS);
+	r.ep.csum_partial = p->tso;
 	lapic_timer_setup();
 	return 0;
 }
@@ -301,7 +328,8 @@ int workload_tcp(const struct params *p)
 		return LKVM_STATUS_FAILED;
 	print_ip("tcp: ", p->ip, r.ep.port);
 	print_ip(" -> ", p->peer_ip, p->peer_port);
-	printf(", %lu bytes, MSS %u, ring %u, policy %s\n", p->bytes, r.ep.mss, p->ring, p->policy);
+	printf(", %lu bytes, MSS %u%s, ring %u, policy %s\n", p->bytes, r.ep.mss, p->tso ? " (TSO)" : "",
+	       p->ring, p->policy);
 	t0 = rdtsc();
 	if (!arp_resolve()) {
 		print_ip("tcp: no ARP reply from ", p->peer_ip, p->peer_port);
@@ -313,6 +341,7 @@ int workload_tcp(const struct params *p)
 		.total = p->bytes, .iss = (uint32_t)rdtsc(), .mss = r.ep.mss,
 		.rto_initial = 200 * r.ticks_per_ms, .rto_min = 5 * r.ticks_per_ms,
 		.rto_max = 2000 * r.ticks_per_ms, .max_timeouts = 8,
+		.tso_max = p->tso ? 65535 - IP_HLEN - TCP_HLEN : 0,
 	};
 	tcp_sender_init(&r.t, &cfg);
 	for (;;) {

@@ -75,6 +75,7 @@ struct lkvm_guest_report {
 	uint64_t tsc_workload;         /* guest TSC ticks spent in the workload */
 	/* tcp workload (zero otherwise) */
 	uint64_t tcp_state;            /* enum tcp_state at the end (guest-stub/tcp_sender.h) */
+	uint64_t tcp_arp_requests;     /* ARP requests sent for the peer */
 	uint64_t tcp_peer_mac_known;   /* ARP answered */
 	uint64_t tcp_bytes_acked;
 	uint64_t tcp_segments_sent;

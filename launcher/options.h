@@ -30,6 +30,7 @@ struct run_options {
 	const char *user;           /* --user: switch to this user after setup */
 	uint32_t peer_ip, guest_ip; /* tcp workload, host order */
 	uint16_t peer_port;
+	bool tso;                   /* tcp over tap: VIRTIO_NET_F_CSUM + HOST_TSO4 */
 };
 
 void run_options_defaults(struct run_options *o);

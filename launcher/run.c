@@ -123,8 +123,8 @@ static int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *bu
 		o->workload, o->policy, (unsigned long long)o->bytes, o->frame, o->ring,
 		o->segments, o->wait, o->indirect, o->fault, o->boot_status, o->pace_ns, tsc_khz);
 
-	if (n > 0 && n < (int)size && o->peer_ip)
-		n += snprintf(buf + n, size - (size_t)n, " lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u",
+	if (n > 0 && n < (int)size && !strcmp(o->workload, "tcp"))
+		n += snprintf(buf + n, size - (size_t)n, " lkvm.tso=%d lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u", o->tso,
 			      o->guest_ip >> 24, (o->guest_ip >> 16) & 255, (o->guest_ip >> 8) & 255, o->guest_ip & 255,
 			      o->peer_ip >> 24, (o->peer_ip >> 16) & 255, (o->peer_ip >> 8) & 255, o->peer_ip & 255,
 			      o->peer_port);
@@ -154,8 +154,9 @@ static int build_guest(struct run_state *rs)
 		return -1;
 	/* The guest times --pace-ns with its TSC; KVM knows the TSC rate. */
 	tsc_khz = ioctl(rs->vm.vcpu_fd, KVM_GET_TSC_KHZ, 0);
-	if (tsc_khz <= 0 && rs->o->pace_ns)
-		return diag_fail("KVM_GET_TSC_KHZ: %s -- --pace-ns needs the guest TSC rate", strerror(errno));
+	if (tsc_khz <= 0 && (rs->o->pace_ns || !strcmp(rs->o->workload, "tcp")))
+		return diag_fail("KVM_GET_TSC_KHZ: %s -- --pace-ns and the tcp workload's timers need the guest TSC rate",
+				 strerror(errno));
 	if (build_cmdline(rs->o, tsc_khz > 0 ? (unsigned)tsc_khz : 0, cmdline, sizeof(cmdline)) < 0)
 		return -1;
 	return pvh_write_start_info(&rs->vm.mem, cmdline);
@@ -469,6 +470,7 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_str(st, "net_backend", backend_names[backend]);
 	if (backend == NET_BACKEND_TAP)
 		stats_str(st, "net_tap_interface", tap->ifname);
+	stats_u64(st, "net_tso", rs->o->tso);
 	stats_u64(st, "tx_payload_bytes", payload);
 	stats_u64(st, "tx_frames", frames);
 	stats_f64(st, "tx_gbit_per_second", xfer > 0 ? payload * 8.0 / xfer / 1e9 : 0);
@@ -561,7 +563,9 @@ static void explain_tcp_failure(const struct run_state *rs)
 	const struct lkvm_guest_report *g = &rs->report;
 	unsigned long long acked = (unsigned long long)g->tcp_bytes_acked, total = (unsigned long long)rs->o->bytes;
 
-	if (!g->tcp_peer_mac_known)
+	if (!g->tcp_arp_requests)
+		fprintf(stderr, "lguest-kvm: tcp: the guest could not start its network (its console says why)\n");
+	else if (!g->tcp_peer_mac_known)
 		fprintf(stderr, "lguest-kvm: tcp: no ARP reply for the receiver's address -- check --peer, and that "
 			"the host side of the link is up (--host-ip)\n");
 	else if (g->tcp_state == 5)

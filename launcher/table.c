@@ -113,7 +113,7 @@ static void table_usage(FILE *f)
 "  --json FILE          write every sample and the medians as JSON\n"
 "  --plot FILE          draw seconds and notifies against threshold (.svg or .png, gnuplot)\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
-"  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns\n"
+"  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
 "  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
 "                       the table starts for every sample, with the host's loopback\n"
 "                       TCP throughput measured after the sweep as the ceiling\n"
@@ -549,7 +549,7 @@ static int write_plot(const struct table *t)
 
 static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
 {
-	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET };
+	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO };
 	char *net = NULL;
 	static const struct option longopts[] = {
 		{ "experiment", required_argument, 0, O_EXPERIMENT },
@@ -570,6 +570,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		{ "wait", required_argument, 0, O_PASS },
 		{ "mem", required_argument, 0, O_PASS },
 		{ "pace-ns", required_argument, 0, O_PASS },
+		{ "tso", no_argument, 0, O_TSO },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -607,6 +608,11 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp"))
 				return usage_error("table", "--workload '%s': expected raw or tcp", optarg);
 			t->tcp = !strcmp(optarg, "tcp");
+			break;
+		case O_TSO:
+			if (t->npass + 1 > MAX_PASS)
+				return usage_error("table", "too many options%s", "");
+			t->pass[t->npass++] = "--tso";
 			break;
 		case O_NET:
 			if (t->npass + 2 > MAX_PASS)
@@ -682,7 +688,7 @@ static int check_rows(struct table *t)
  * 64 frames as lguest's did; the indirect experiment uses three. */
 static void add_default_segments(struct table *t)
 {
-	for (unsigned i = 0; i < t->npass; i += 2)
+	for (unsigned i = 0; i < t->npass; i++)
 		if (!strcmp(t->pass[i], "--segments"))
 			return;
 	if (t->npass + 2 <= MAX_PASS) {

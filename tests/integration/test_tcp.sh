@@ -54,6 +54,11 @@ check "reset: one line says the receiver reset the connection" \
 check "reset: the stats were still printed" grep -q "^Number of net notifies:" "$TMP/rst.err"
 check "reset: the JSON records state 'reset' (5)" [ "$(json_get "$TMP/rst.json" guest_tcp_state)" = 5 ]
 
+run_lkvm tsouser run --workload tcp --net user --tso
+check "--tso over user is a usage error" sh -c "[ $(rc_of tsouser) = 2 ] && grep -q -- '--tso: needs' '$TMP/tsouser.err'"
+run_lkvm bigframe run --workload tcp --net user --frame 9000
+check "--frame 9000 with tcp is a usage error" [ "$(rc_of bigframe)" = 2 ]
+
 # Nobody listens: slirp's connect is refused, the guest gets a RST.
 start_receiver free - --listen 127.0.0.1:0 --bytes 1 --timeout 1
 wait $RX_PID     # gone: its port is now closed
@@ -92,6 +97,18 @@ for model in threaded lguest; do
 		sh -c "[ $(json_get "$TMP/tap-$model.json" launcher_cap_effective) = 0000000000000000 ] &&
 		       [ $(json_get "$TMP/tap-$model.json" launcher_uid) = $(id -u nobody) ]"
 done
+
+# TSO: 64 KiB frames with a virtio-net header asking for checksum and
+# segmentation; the host's kernel must still deliver a correct stream.
+start_receiver tso "$NS" --listen 10.99.0.1:5001 --bytes $BYTES
+ip netns exec "$NS" timeout -s KILL 120 "$LKVM" run --workload tcp --net tap:lkvm0 --tso --bytes $BYTES --quiet \
+	--stats-json "$TMP/tso.json" </dev/null >/dev/null 2>"$TMP/tso.err"
+rc=$?
+wait $RX_PID
+check "tso: exit 0 and the receiver verified $BYTES bytes ($(cat "$TMP/tso.out" "$TMP/tso.err" | tail -1))" \
+	sh -c "[ $rc = 0 ] && [ $(rc_of tso) = 0 ] && [ $(json_get "$TMP/tso.json" net_tso) = 1 ]"
+check "tso: far fewer frames than MSS-sized segments would need" \
+	[ "$(json_get "$TMP/tso.json" tx_frames)" -lt $((BYTES / 1456 / 10)) ]
 
 # Root's default: no --net, a new tap that the launcher configures itself
 # (in a namespace of its own, where 10.99.0.0/24 is not taken yet).

@@ -271,6 +271,23 @@ static void test_fin_lost(void)
 	      "a lost FIN is sent again on timeout");
 }
 
+static void test_tso_segments(void)
+{
+	struct tcp_sender_config cfg = base_cfg;
+	struct tcp_sender t;
+	struct tcp_out o;
+	struct tcp_seg ack;
+
+	cfg.tso_max = 3500;
+	connect(&t, &cfg, 40);
+	ack = peer(ISS + 1, 2500, TCP_ACK);     /* window 10000 */
+	tcp_input(&t, &ack, 41);
+	CHECK(tcp_next(&t, 50, &o) && o.len == 3000, "TSO: whole MSS multiples up to tso_max (3000 of 3500)");
+	CHECK(tcp_next(&t, 50, &o) && o.len == 3000 && tcp_next(&t, 50, &o) && o.len == 3000,
+	      "and again while the window lasts");
+	CHECK(tcp_next(&t, 50, &o) && o.len == 1000 && o.off == 9000, "the last 1000 bytes of the 10000-byte window");
+}
+
 static void test_checksum(void)
 {
 	/* RFC 1071 section 3's example: the sum is ddf2, the checksum 220d. */
@@ -323,6 +340,17 @@ static void test_frames(void)
 		inet_stream_fill(expect, 8000, 8);
 		CHECK(!memcmp(expect, &w, 8), "stream byte k is byte k%%8 of lkvm_stream_word(k/8)");
 	}
+	us.csum_partial = true;
+	n = inet_build_tcp(f, &us, &data);
+	{
+		/* Finish it as the device does: sum from csum_start with the
+		 * field as it stands, store the complement. */
+		uint16_t c = inet_csum_fold(inet_csum_add(0, f + 34, n - 34));
+
+		CHECK(inet_parse(&them, f, n, &rx) == INET_MALFORMED, "partial checksum: not valid as it stands");
+		memcpy(f + 34 + 16, &c, 2);
+		CHECK(inet_parse(&them, f, n, &rx) == INET_TCP, "partial checksum, completed by the device: valid");
+	}
 	f[54 + 500] ^= 1;
 	CHECK(inet_parse(&them, f, n, &rx) == INET_MALFORMED, "one flipped payload bit: bad TCP checksum");
 	f[54 + 500] ^= 1;
@@ -366,6 +394,7 @@ int main(void)
 	test_reset();
 	test_fin();
 	test_fin_lost();
+	test_tso_segments();
 	test_checksum();
 	test_frames();
 	test_arp();
