@@ -85,7 +85,9 @@ int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t nu
 	for (uint16_t i = 0; i + 1 < num; i++)
 		q->vr.desc[i].next = i + 1;
 	q->num_free = num;
-	notify_policy_init(&q->policy, NOTIFY_ALWAYS, num, 0);
+	/* Until a workload picks one: notify unless the host said not to --
+	 * which, with EVENT_IDX, it says through avail_event, not the flag. */
+	notify_policy_init(&q->policy, q->event_idx ? NOTIFY_EVENT_IDX : NOTIFY_ALWAYS, num, 0);
 
 	wr(dev, VIRTIO_MMIO_QUEUE_NUM, num);
 	wr(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(uint64_t)q->vr.desc);
