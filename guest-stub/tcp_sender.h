@@ -66,9 +66,8 @@ struct tcp_sender_config {
 	uint32_t iss;           /* initial sequence number */
 	uint16_t mss;           /* ours: the most payload one frame carries */
 	uint32_t tso_max;       /* TSO: payload of one segment handed to the device (0: no TSO) */
-	uint8_t wscale;         /* our window scale (we receive nothing, so 0 is fine) */
 	uint64_t rto_initial, rto_min, rto_max;   /* ticks */
-	uint32_t max_timeouts;  /* consecutive expiries before giving up */
+	uint32_t max_timeouts;  /* retries: the next expiry in a row gives up */
 };
 
 struct tcp_sender {

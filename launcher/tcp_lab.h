@@ -26,7 +26,7 @@ struct tcp_lab {
 	char peer_arg[32];          /* --peer for the run: the receiver as the guest sees it */
 };
 
-/* Build the network for `backend` ("tap" or "user").  -1 with diag set. */
+/* Build the network: a namespace with a tap, or (user) nothing.  -1 with diag set. */
 int tcp_lab_open(struct tcp_lab *lab, bool tap);
 /* In a forked child, before exec: join the lab's namespace (tap). */
 int tcp_lab_enter(const struct tcp_lab *lab);

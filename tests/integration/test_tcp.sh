@@ -148,6 +148,7 @@ check "table --workload tcp: the row and the loopback ceiling are printed" \
 # (the table also deletes namespaces that killed tables left behind)
 check "table --workload tcp: no namespace left behind" sh -c "! ip netns list | grep -Eq '^lkvm-[0-9]+'"
 
+labs_before=$(ls -d /tmp/lkvm-lab-* 2>/dev/null | wc -l)
 timeout -s KILL 120 "$LKVM" table --workload tcp --net tap --rows 10,20 --repeat 3 --model lguest --bytes 1G \
 	</dev/null >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
@@ -158,4 +159,5 @@ wait $pid
 rc=$?
 check "table interrupted: exit 130, partial table printed" sh -c "[ $rc = 130 ] && grep -q 'interrupted' '$TMP/int.out'"
 check "table interrupted: its namespace is gone" sh -c "! ip netns list | grep -q '^lkvm-$pid'"
+check "table interrupted: its temporary files are gone" [ "$(ls -d /tmp/lkvm-lab-* 2>/dev/null | wc -l)" = "$labs_before" ]
 finish
