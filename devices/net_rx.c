@@ -129,7 +129,9 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 	struct vq_chain *c = &net->rx_chain;
 	unsigned got = 0;
 
-	while (got < budget && rx_pop(net) > 0) {
+	/* The budget counts buffers taken, good or refused, so a guest that
+	 * keeps posting unusable ones cannot hold this thread here. */
+	for (unsigned taken = 0; taken < budget && rx_pop(net) > 0; taken++) {
 		struct iovec iov[64];
 		unsigned n = 0;
 		ssize_t r;
