@@ -293,7 +293,8 @@ static void *net_tx_thread(void *arg)
  * the vCPU out, so expiries and received frames are handled on the vCPU
  * thread like lguest's handle_timeout and handle_input.  After announcing
  * the tap it leaves it alone until the vCPU has read it (waker_efd), and
- * while the guest has no receive buffers. */
+ * while the guest has no receive buffers.  net_stop ends it through
+ * waker_stop and the same eventfd. */
 static void *net_waker_thread(void *arg)
 {
 	struct net *net = arg;
@@ -320,6 +321,8 @@ static void *net_waker_thread(void *arg)
 		}
 		if (fds[1].revents & POLLIN)
 			(void)!read(net->waker_efd, &count, 8);
+		if (__atomic_load_n(&net->waker_stop, __ATOMIC_SEQ_CST))
+			return NULL;
 		if (watch_tap && (fds[2].revents & POLLIN)) {
 			__atomic_store_n(&net->rx_pending, 1, __ATOMIC_SEQ_CST);
 			kick = true;
@@ -412,9 +415,9 @@ void net_stop(struct net *net)
 		if (write(net->stop_efd, &one, 8) == 8)
 			pthread_join(net->thread, NULL);
 	} else {
-		/* The waker sleeps in read(timerfd); closing does not wake it, so
-		 * it is cancelled (read is a cancellation point). */
-		pthread_cancel(net->thread);
+		/* The waker polls waker_efd too: set the flag, then wake it. */
+		__atomic_store_n(&net->waker_stop, 1, __ATOMIC_SEQ_CST);
+		wake_waker(net);
 		pthread_join(net->thread, NULL);
 	}
 	net->thread_running = false;

@@ -89,7 +89,8 @@ struct net {
 	bool thread_running;
 	int timer_pending;            /* lguest model: set by the waker, taken by the vCPU */
 	int rx_pending;               /* lguest model: the tap is readable (waker -> vCPU) */
-	int waker_efd;                /* lguest model: "look at the tap again" (vCPU -> waker) */
+	int waker_efd;                /* lguest model: "look at the tap again" or "stop" (-> waker) */
+	int waker_stop;
 };
 
 void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_config *cfg);
