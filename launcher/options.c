@@ -9,6 +9,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "diag.h"
 #include "lkvm_frame.h"
 #include "notify_policy.h"
+#include "tcp_endpoint.h"
 #include "virtqueue.h"
 
 void run_options_defaults(struct run_options *o)
@@ -127,32 +129,27 @@ void run_usage(FILE *f)
 		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE);
 }
 
-bool parse_ipv4(const char *s, uint32_t *ip, uint16_t *port, uint8_t *prefix)
+/* "A.B.C.D" (host order) with, if `prefix`, "/LEN" after it. */
+static bool parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *prefix)
 {
-	unsigned a, b, c, d, n = 0;
-	int used = 0;
+	char addr[INET_ADDRSTRLEN];
+	const char *slash = prefix ? strchr(s, '/') : NULL;
+	size_t len = slash ? (size_t)(slash - s) : strlen(s);
+	struct in_addr in;
+	uint32_t n;
 
-	if (strspn(s, "0123456789.:/") != strlen(s) ||
-	    sscanf(s, "%3u.%3u.%3u.%3u%n", &a, &b, &c, &d, &used) != 4 || a > 255 || b > 255 || c > 255 || d > 255)
+	if ((prefix && !slash) || len >= sizeof(addr))
 		return false;
-	if (s[0] < '0' || s[0] > '9')
+	memcpy(addr, s, len);
+	addr[len] = 0;
+	if (inet_pton(AF_INET, addr, &in) != 1)
 		return false;
-	s += used;
-	if (port || prefix) {
-		char sep = port ? ':' : '/';
-		unsigned hi = port ? 65535 : 32;
-
-		if (*s != sep || s[1] < '0' || s[1] > '9' || sscanf(s + 1, "%5u%n", &n, &used) != 1 || n > hi || (port && !n))
+	if (prefix) {
+		if (slash[1] < '0' || slash[1] > '9' || !parse_u32(slash + 1, 0, 32, &n))
 			return false;
-		s += 1 + used;
-		if (port)
-			*port = (uint16_t)n;
-		else
-			*prefix = (uint8_t)n;
+		*prefix = (uint8_t)n;
 	}
-	if (*s)
-		return false;
-	*ip = a << 24 | b << 16 | c << 8 | d;
+	*ip = ntohl(in.s_addr);
 	return true;
 }
 
@@ -335,17 +332,22 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			}
 			break;
 		case O_USER: o->user = optarg; break;
-		case O_PEER:
-			if (!parse_ipv4(optarg, &o->peer_ip, &o->peer_port, NULL))
+		case O_PEER: {
+			struct sockaddr_in peer;
+
+			if (!endpoint_parse(optarg, false, &peer))
 				return usage_error("run", "--peer '%s': give an IPv4 address and port, e.g. 10.99.0.1:5001", optarg);
+			o->peer_ip = ntohl(peer.sin_addr.s_addr);
+			o->peer_port = ntohs(peer.sin_port);
 			break;
+		}
 		case O_GUEST_IP:
-			if (!parse_ipv4(optarg, &o->guest_ip, NULL, NULL))
+			if (!parse_ipv4_prefix(optarg, &o->guest_ip, NULL))
 				return usage_error("run", "--guest-ip '%s': give an IPv4 address, e.g. 10.99.0.2", optarg);
 			break;
 		case O_TSO: o->tso = true; break;
 		case O_HOST_IP:
-			if (!parse_ipv4(optarg, &o->net.host_ip, NULL, &o->net.host_prefix))
+			if (!parse_ipv4_prefix(optarg, &o->net.host_ip, &o->net.host_prefix))
 				return usage_error("run", "--host-ip '%s': give an IPv4 address and prefix, e.g. 10.99.0.1/24", optarg);
 			break;
 		case O_PACE:

@@ -37,8 +37,6 @@ void run_options_defaults(struct run_options *o);
 /* Parse `run` arguments (argv[0] = "run").  Returns 0, or EXIT_USAGE after
  * printing one line, or -1 for --help/--version (already printed). */
 int run_options_parse(struct run_options *o, int argc, char **argv);
-/* "A.B.C.D", with ":PORT" if `port`, or with "/LEN" if `prefix`. */
-bool parse_ipv4(const char *s, uint32_t *ip, uint16_t *port, uint8_t *prefix);
 /* "SIZE[K|M|G]" -> bytes; false on junk or overflow. */
 bool parse_size(const char *s, uint64_t *out);
 void run_usage(FILE *f);

@@ -13,7 +13,10 @@ for args in "" "frobnicate" "run --bogus" "run --policy static:999" "run --polic
 	    "run --ring 100" "run --bytes -5" "run --frame 10" "run --model fast" \
 	    "run --wait sometimes" "run --timeout-us 0" "run --fault nothing" "run a.elf b.elf" \
 	    "run --bytes 99999999999999999999" "run --bytes -1" "run --mem 0x10M" "run --ring 2 --segments 3" \
-	    "table --plot t.pdf" "table --rows 10,200"; do
+	    "table --plot t.pdf" "table --rows 10,200" "run --workload tcp --peer 1.2.3.4:0" \
+	    "run --workload tcp --peer 1.2.3:5" "run --workload tcp --guest-ip 1.2.3.256" \
+	    "run --workload tcp --net tap:x --host-ip 10.0.0.1/33" "run --workload tcp --net user --tso" \
+	    "run --net user" "run --workload tcp --frame 9000" "table --workload tcp --net tap:x"; do
 	# shellcheck disable=SC2086
 	run_lkvm usage $args
 	check "'$args' is a usage error (exit 2)" [ "$(rc_of usage)" = 2 ]
