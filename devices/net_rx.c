@@ -78,12 +78,18 @@ static void rx_finish_header(struct vq_chain *c)
 	}
 }
 
-static void rx_complete(struct net *net, uint32_t written, size_t frame_len)
+/* Return the current chain with `written` bytes in it (0: handed back empty). */
+static void rx_return(struct net *net, uint32_t written)
 {
 	vq_push_used(rx_vq(net), net->rx_chain.head, written);
+	net->rx_used_unsignalled = true;
+}
+
+static void rx_complete(struct net *net, uint32_t written, size_t frame_len)
+{
+	rx_return(net, written);
 	net->rx.frames++;
 	net->rx.bytes += frame_len;
-	net->rx_used_unsignalled = true;
 }
 
 int net_rx_deliver(struct net *net, const void *frame, size_t len)
@@ -101,8 +107,7 @@ int net_rx_deliver(struct net *net, const void *frame, size_t len)
 	if (!rx_chain_writable(c) || c->in_len < RX_HDR + len) {
 		/* Hand the buffer back empty rather than a cut frame. */
 		net->rx.dropped_too_big++;
-		vq_push_used(rx_vq(net), c->head, 0);
-		net->rx_used_unsignalled = true;
+		rx_return(net, 0);
 		return -1;
 	}
 	for (unsigned i = 0; i < c->count && part < 2; i++) {
@@ -138,8 +143,7 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 
 		if (!rx_chain_writable(c) || c->count > 64 || c->in_len < RX_HDR + 60) {
 			net->rx.dropped_too_big++;
-			vq_push_used(rx_vq(net), c->head, 0);
-			net->rx_used_unsignalled = true;
+			rx_return(net, 0);
 			continue;
 		}
 		for (unsigned i = 0; i < c->count; i++)
@@ -154,9 +158,8 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 			break;
 		}
 		if ((size_t)r < RX_HDR) {
-			vq_push_used(rx_vq(net), c->head, 0);
 			net->rx.read_errors++;
-			net->rx_used_unsignalled = true;
+			rx_return(net, 0);
 			continue;
 		}
 		rx_finish_header(c);

@@ -74,6 +74,22 @@ unsigned net_drv_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, uint
 	return nseg;
 }
 
+void net_drv_report_tx(const struct net_drv *n)
+{
+	const struct gvq *q = &n->tx;
+
+	guest_report.tx_kicks = q->kicks;
+	guest_report.tx_notifies = q->notifies;
+	guest_report.tx_notifies_suppressed = q->suppressed;
+	guest_report.tx_notifies_forced = q->forced;
+	guest_report.tx_ring_full = q->ring_full;
+	guest_report.tx_full_ring_reads_zero = q->full_reads_zero;
+	guest_report.tx_threshold_final = q->policy.threshold;
+	guest_report.tx_buffers_direct = q->bufs_direct;
+	guest_report.tx_buffers_indirect = q->bufs_indirect;
+	guest_report.tx_descriptors_used = q->descs_used;
+}
+
 void net_drv_give_up_if_broken(struct net_drv *n, const char *who)
 {
 	if (virtio_drv_needs_reset(&n->dev)) {

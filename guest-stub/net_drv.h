@@ -28,6 +28,9 @@ unsigned net_drv_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, uint
  * the TX interrupt on.  Spinning looks at the status register (an exit)
  * only every 2^22 turns. */
 void net_drv_wait_tx(struct net_drv *n, int halt);
+/* Copy the TX queue's counters (kicks, notifies, ring full, buffers,
+ * descriptors, final threshold) into guest_report for the launcher. */
+void net_drv_report_tx(const struct net_drv *n);
 /* A host that found our ring broken stops using it: don't wait forever. */
 void net_drv_give_up_if_broken(struct net_drv *n, const char *who);
 

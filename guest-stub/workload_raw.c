@@ -111,16 +111,7 @@ int workload_raw(const struct params *p)
 	guest_report.tsc_workload = rdtsc() - t0;
 	guest_report.tx_bytes = p->bytes;
 	guest_report.tx_frames = frames;
-	guest_report.tx_kicks = q->kicks;
-	guest_report.tx_notifies = q->notifies;
-	guest_report.tx_notifies_suppressed = q->suppressed;
-	guest_report.tx_notifies_forced = q->forced;
-	guest_report.tx_ring_full = q->ring_full;
-	guest_report.tx_full_ring_reads_zero = q->full_reads_zero;
-	guest_report.tx_threshold_final = q->policy.threshold;
-	guest_report.tx_buffers_direct = q->bufs_direct;
-	guest_report.tx_buffers_indirect = q->bufs_indirect;
-	guest_report.tx_descriptors_used = q->descs_used;
+	net_drv_report_tx(&n);
 	printf("raw: done, %lu notifies (%lu forced), final threshold %u\n",
 	       q->notifies, q->forced, q->policy.threshold);
 	return LKVM_STATUS_OK;

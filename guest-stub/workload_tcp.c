@@ -253,16 +253,7 @@ static void report(uint64_t t0)
 	g->tsc_workload = rdtsc() - t0;
 	g->tx_bytes = tcp_acked(&r.t);
 	g->tx_frames = q->bufs_direct + q->bufs_indirect;
-	g->tx_kicks = q->kicks;
-	g->tx_notifies = q->notifies;
-	g->tx_notifies_suppressed = q->suppressed;
-	g->tx_notifies_forced = q->forced;
-	g->tx_ring_full = q->ring_full;
-	g->tx_full_ring_reads_zero = q->full_reads_zero;
-	g->tx_threshold_final = q->policy.threshold;
-	g->tx_buffers_direct = q->bufs_direct;
-	g->tx_buffers_indirect = q->bufs_indirect;
-	g->tx_descriptors_used = q->descs_used;
+	net_drv_report_tx(&r.n);
 	g->tcp_state = r.t.state;
 	g->tcp_peer_mac_known = r.peer_mac_known;
 	g->tcp_bytes_acked = tcp_acked(&r.t);
