@@ -32,6 +32,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "elf_loader.h"
+#include "host_kind.h"
 #include "lguest_kvm_abi.h"
 #include "lkvm_frame.h"
 #include "net.h"
@@ -460,6 +461,7 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "guest_exit_status", rs->end == END_GUEST_EXIT ? (uint64_t)rs->guest_status : 0);
 	stats_f64(st, "run_seconds", rs->t_end - rs->t_start);
 	stats_f64(st, "boot_to_banner_seconds", rs->con.t_first_output ? rs->con.t_first_output - rs->t_start : 0);
+	stats_str(st, "host_hypervisor", host_hypervisor());
 	stats_str(st, "net_model", rs->o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded");
 	stats_str(st, "guest_policy", rs->o->policy);
 	stats_u64(st, "ring_size", rs->o->ring);

@@ -25,9 +25,11 @@
 
 #include "clock.h"
 #include "diag.h"
+#include "host_kind.h"
 #include "options.h"
 #include "stats.h"
 #include "tcp_lab.h"
+#include "vm.h"
 
 #define MAX_ROWS 32
 #define MAX_REPEAT 25
@@ -87,6 +89,11 @@ struct table {
  * to us alone is passed on.  Either way the child prints its stats and
  * exits, and the table prints what it has. */
 static volatile sig_atomic_t table_signal;
+
+/* Said before the sweep and under the table when the host is QEMU's TCG. */
+static const char emulated_note[] =
+	"this host is QEMU's software emulator (TCG, CPUID TCGTCGTCGTCG): notifies and timeouts are "
+	"real, seconds and Gbit/s are an emulator's -- never compare them with real hardware";
 
 static void on_table_signal(int sig)
 {
@@ -422,7 +429,9 @@ static int write_json(const struct table *t)
 
 	if (!f)
 		return diag_fail("--json %s: %s", t->json, strerror(errno));
-	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"options\": [", t->experiment, t->repeat);
+	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ", t->experiment, t->repeat);
+	json_write_string(f, host_hypervisor());
+	fprintf(f, ",\n  \"emulated\": %s,\n  \"options\": [", host_is_emulated() ? "true" : "false");
 	for (unsigned i = 0; i < t->npass; i++) {
 		fprintf(f, "%s", i ? ", " : "");
 		json_write_string(f, t->pass[i]);
@@ -474,14 +483,29 @@ static int write_json(const struct table *t)
 
 /* Seconds (linear) and notifies (log) against threshold, one series per
  * model; rows without a threshold are drawn as horizontal lines. */
+static bool any_row_measured(const struct table *t)
+{
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++)
+			if (t->rows[mi][i].n && !t->rows[mi][i].failed[0])
+				return true;
+	return false;
+}
+
 static int write_plot(const struct table *t)
 {
 	const char *ext = strrchr(t->plot, '.');   /* checked by parse_table_options */
 	char data[] = "/tmp/lkvm-plot-XXXXXX";
-	int fd = mkstemp(data), rc;
+	int fd, rc;
 	FILE *d, *g;
 	const char *colour[2] = { "#1f77b4", "#d62728" };
 
+	/* An empty plot would only make gnuplot complain about the data. */
+	if (!any_row_measured(t)) {
+		fprintf(stderr, "lguest-kvm table: --plot %s: no row has data, so no plot was drawn\n", t->plot);
+		return 0;
+	}
+	fd = mkstemp(data);
 	if (fd < 0)
 		return diag_fail("--plot: cannot create a temporary data file: %s", strerror(errno));
 	if (!(d = fdopen(fd, "w"))) {
@@ -503,7 +527,7 @@ static int write_plot(const struct table *t)
 	g = popen("gnuplot 2>&1", "w");
 	if (!g) {
 		unlink(data);
-		return diag_fail("--plot: cannot run gnuplot -- install gnuplot-nox");
+		return diag_fail("--plot: cannot start a shell for gnuplot: %s", strerror(errno));
 	}
 	fprintf(g, "set terminal %s size 900,700 font 'sans,11'\nset output '%s'\n",
 		!strcmp(ext, ".svg") ? "svg dynamic" : "pngcairo", t->plot);
@@ -539,8 +563,10 @@ static int write_plot(const struct table *t)
 	fprintf(g, "unset multiplot\n");
 	rc = pclose(g);
 	unlink(data);
+	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)   /* the shell's "command not found" */
+		return diag_fail("--plot %s: gnuplot is not installed -- apt-get install gnuplot-nox", t->plot);
 	if (rc != 0)
-		return diag_fail("--plot %s: gnuplot failed (exit %d) -- is gnuplot-nox installed?", t->plot,
+		return diag_fail("--plot %s: gnuplot failed (exit %d); its own messages are above", t->plot,
 				 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
 	return 0;
 }
@@ -797,6 +823,13 @@ int table_main(int argc, char **argv)
 	add_default_segments(&t);
 	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
 		return rc;
+	/* Every sample needs KVM: say so once, not in a FAILED line per row. */
+	if (vm_check_kvm() < 0) {
+		diag_print();
+		return EXIT_ERROR;
+	}
+	if (host_is_emulated())
+		fprintf(stderr, "lguest-kvm table: %s\n", emulated_note);
 
 	/* The receiver must know the stream's length (the last --bytes wins). */
 	t.bytes = 1ull << 30;
@@ -822,6 +855,8 @@ int table_main(int argc, char **argv)
 	print_table(&t, stdout);
 	if (t.tcp)
 		print_loopback(&t, stdout);
+	if (host_is_emulated())
+		printf("\nNote: %s\n", emulated_note);
 	fflush(stdout);
 	if ((t.csv && write_csv(&t) < 0) || (t.json && write_json(&t) < 0) || (t.plot && write_plot(&t) < 0)) {
 		diag_print();

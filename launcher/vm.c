@@ -42,7 +42,8 @@ static int open_kvm(void)
 	case ENOENT:
 	case ENXIO:
 	case ENODEV:
-		return diag_fail("/dev/kvm: %s -- this machine has no KVM; load a kvm module or use a host with virtualization",
+		return diag_fail("/dev/kvm: %s -- this machine has no KVM; load a kvm module, or run lguest-kvm "
+				 "inside the emulator VM: tests/vm/lkvm-vm -- lguest-kvm ... (docs/testing.md)",
 				 strerror(errno));
 	case EACCES:
 	case EPERM:
@@ -50,6 +51,16 @@ static int open_kvm(void)
 	default:
 		return diag_fail("/dev/kvm: %s", strerror(errno));
 	}
+}
+
+int vm_check_kvm(void)
+{
+	int fd = open_kvm();
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
 }
 
 int vm_create(struct vm *vm, uint64_t mem_size)

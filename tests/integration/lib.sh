@@ -2,21 +2,38 @@
 #
 # Each test script is run by Meson as `bash TEST.sh LGUEST_KVM_BINARY`.  It
 # counts its checks, prints "N passed, M failed" last, and exits 0 only if
-# nothing failed.  Without /dev/kvm it exits 77 (Meson's SKIP) -- and only then.
+# nothing failed.  A test that needs KVM calls need_kvm: without /dev/kvm it
+# runs itself again inside the emulator VM (tests/vm/lkvm-vm), and skips
+# (exit 77, Meson's SKIP) only where that cannot run either, saying why.
+#
+# Inside the VM everything is an emulator's speed: LKVM_TIME_SCALE (set by
+# the VM runner, 1 elsewhere) stretches time limits -- scaled(), never what
+# a test asserts.
 
 set -u
+TEST_ARGV=("$0" "$@")
 LKVM=${1:?usage: $0 path/to/lguest-kvm}
+TIME_SCALE=${LKVM_TIME_SCALE:-1}
+VM_RUNNER=$(cd "$(dirname "${BASH_SOURCE[0]}")/../vm" && pwd)/lkvm-vm
 PASS=0
 FAIL=0
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 need_kvm() {
-	if [ ! -e /dev/kvm ]; then
-		echo "SKIP: /dev/kvm is missing"
-		exit 77
+	[ -e /dev/kvm ] && return 0
+	local why
+	if [ -z "${LKVM_IN_VM:-}" ] && why=$("$VM_RUNNER" --check); then
+		echo "no /dev/kvm: running ${TEST_ARGV[0]##*/} inside the emulator VM ($why)"
+		rm -rf "$TMP"
+		exec "$VM_RUNNER" --timeout "$(scaled 1200)" -- bash "${TEST_ARGV[@]}"
 	fi
+	echo "SKIP: /dev/kvm is missing and ${why:-the VM route is not available inside the VM}"
+	exit 77
 }
+
+# scaled SECONDS : a time limit, stretched under emulation
+scaled() { echo $(($1 * TIME_SCALE)); }
 
 ok()   { PASS=$((PASS + 1)); echo "ok   - $*"; }
 bad()  { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
@@ -25,7 +42,7 @@ check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; 
 # run_lkvm NAME ARGS... : run with stdin from /dev/null, keep stdout/stderr/status
 run_lkvm() {
 	local name=$1; shift
-	timeout -s KILL 120 "$LKVM" "$@" </dev/null >"$TMP/$name.out" 2>"$TMP/$name.err"
+	timeout -s KILL "$(scaled 120)" "$LKVM" "$@" </dev/null >"$TMP/$name.out" 2>"$TMP/$name.err"
 	echo $? >"$TMP/$name.rc"
 }
 rc_of()  { cat "$TMP/$1.rc"; }
