@@ -4,10 +4,22 @@
 #   ./quickstart.sh test    run the whole test suite (what CI runs)
 #   ./quickstart.sh build   only install and build
 # Needs root (or sudo) for apt-get and for /dev/kvm.
+#
+# Without /dev/kvm, both jobs take the emulator VM route (tests/vm/lkvm-vm,
+# docs/testing.md): QEMU's TCG emulates AMD SVM, so a Debian kernel booted
+# in it has KVM.  `test` runs the unit tests here and every KVM test in that
+# VM; `table` runs the whole table in it, smaller, with its seconds marked
+# as an emulator's.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(gcc libc6-dev linux-libc-dev meson ninja-build pkg-config libcap-ng-dev libslirp-dev libglib2.0-dev python3 gnuplot-nox iproute2)
+# What the VM route needs, only where there is no /dev/kvm.
+VM_PACKAGES=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio)
+# The table's size under emulation: the whole default sweep (2 models x 13
+# rows x 3 repeats) in about 5 minutes on 2 cores (docs/testing.md).
+VM_TABLE_BYTES=256M
+[ -e /dev/kvm ] || PACKAGES+=("${VM_PACKAGES[@]}")
 
 install_packages() {
 	local missing=() sudo=()
@@ -32,18 +44,36 @@ build() {
 	meson compile -C build >build/compile.log 2>&1 || { cat build/compile.log >&2; exit 1; }
 }
 
+# The emulator route, or one line saying why it cannot run (and exit 1).
+need_vm_route() {
+	tests/vm/lkvm-vm --check >/dev/null && return 0
+	echo "quickstart: no /dev/kvm here, and $(tests/vm/lkvm-vm --check | sed 's/^lkvm-vm: //')" >&2
+	exit 1
+}
+
 case "${1:-}" in
 table)
 	install_packages
 	build
 	shift
 	mkdir -p results
-	exec ./build/lguest-kvm table --csv results/table.csv --json results/table.json \
-		--plot results/table.svg "$@"
+	TABLE=(./build/lguest-kvm table --csv results/table.csv --json results/table.json --plot results/table.svg)
+	[ -e /dev/kvm ] && exec "${TABLE[@]}" "$@"
+	need_vm_route
+	echo "quickstart: no /dev/kvm -- running the table inside a QEMU TCG VM with emulated SVM (tests/vm/lkvm-vm)," \
+		"at --bytes $VM_TABLE_BYTES per run, not 1 GiB, so the sweep ends in about 10 minutes (your own --bytes wins)" >&2
+	exec tests/vm/lkvm-vm --rw results --timeout 3600 -- "${TABLE[@]}" --bytes "$VM_TABLE_BYTES" "$@"
 	;;
 test)
 	install_packages
 	build
+	if [ ! -e /dev/kvm ]; then
+		need_vm_route
+		echo "quickstart: no /dev/kvm -- unit tests run here, every KVM test inside a QEMU TCG VM with emulated SVM (tests/vm/lkvm-vm)" >&2
+		tests/vm/lkvm-vm --prepare >/dev/null
+		# Each KVM test boots its own VM and runs at an emulator's speed.
+		exec meson test -C build --print-errorlogs --timeout-multiplier 3
+	fi
 	exec meson test -C build --print-errorlogs
 	;;
 build)

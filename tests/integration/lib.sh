@@ -24,7 +24,7 @@ need_kvm() {
 	[ -e /dev/kvm ] && return 0
 	local why
 	if [ -z "${LKVM_IN_VM:-}" ] && why=$("$VM_RUNNER" --check); then
-		echo "no /dev/kvm: running ${TEST_ARGV[0]##*/} inside the emulator VM ($why)"
+		echo "no /dev/kvm: running ${TEST_ARGV[0]##*/} inside the emulator VM (tests/vm/lkvm-vm)"
 		rm -rf "$TMP"
 		exec "$VM_RUNNER" --timeout "$(scaled 1200)" -- bash "${TEST_ARGV[@]}"
 	fi

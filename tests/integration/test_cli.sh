@@ -22,4 +22,32 @@ for args in "" "frobnicate" "run --bogus" "run --policy static:999" "run --polic
 	check "'$args' is a usage error (exit 2)" [ "$(rc_of usage)" = 2 ]
 	check "'$args' gives exactly one line" [ "$(wc -l <"$TMP/usage.err")" = 1 ]
 done
+
+# Without KVM, run and table stop before any work with one line naming the
+# emulator VM route.  Where /dev/kvm exists, a private mount namespace with
+# an empty /dev hides it (root only).
+if [ ! -e /dev/kvm ]; then
+	nokvm=()
+elif [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	nokvm=(unshare --mount sh -c 'mount -t tmpfs none /dev && exec "$@"' sh)
+else
+	nokvm=(skip)
+fi
+if [ "${nokvm[0]:-}" = skip ]; then
+	echo "note: /dev/kvm exists and cannot be hidden without root: the no-KVM checks did not run"
+else
+	for cmd in "table --bytes 1M --plot $TMP/p.svg --csv $TMP/p.csv" "run --bytes 1M"; do
+		start=$(date +%s%N)
+		# shellcheck disable=SC2086
+		"${nokvm[@]}" "$LKVM" $cmd </dev/null >"$TMP/nokvm.out" 2>"$TMP/nokvm.err"
+		rc=$?
+		ms=$(( ($(date +%s%N) - start) / 1000000 ))
+		check "no KVM: '$cmd' exits 1" [ $rc = 1 ]
+		check "no KVM: '$cmd' says one line ($(head -c 160 "$TMP/nokvm.err"))" [ "$(wc -l <"$TMP/nokvm.err")" = 1 ]
+		check "no KVM: the line names /dev/kvm and the emulator VM route" \
+			grep -q "/dev/kvm.*tests/vm/lkvm-vm" "$TMP/nokvm.err"
+		check "no KVM: '$cmd' ends within a second (${ms} ms)" [ "$ms" -lt 1000 ]
+	done
+	check "no KVM: table wrote no plot and no CSV" sh -c "[ ! -e $TMP/p.svg ] && [ ! -e $TMP/p.csv ]"
+fi
 finish

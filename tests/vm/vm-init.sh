@@ -35,8 +35,9 @@ done </modules.list
 $BB mkdir -p /job /root
 $BB mount -t 9p -o $NINEP job /job || die "cannot mount the job folder"
 $BB mount -t 9p -o $NINEP,cache=loose,ro hostroot /root || die "cannot mount the host's root"
-. /job/env.sh     # JOB (the job folder's host path), RW_DIRS ("TAG PATH" lines)
-                  # and KEEP_TMP (names in the host's /tmp the job needs)
+. /job/env.sh     # JOB (the job folder's host path), RW_DIRS ("TAG PATH" lines),
+                  # KEEP_TMP (names in the host's /tmp the job needs), and
+                  # OUT_TTY / ERR_TTY (1 if the runner's stdout / stderr is a terminal)
 
 R=/root
 $BB mount -t proc proc $R/proc
@@ -64,10 +65,27 @@ echo "$RW_DIRS" | while read -r tag path; do
 done
 $BB ip link set lo up
 
-# Raw console lines: no CR added before LF, no echo.
+# Raw console lines: no CR added before LF, no echo.  The consoles are
+# terminals; where the runner's stdout or stderr is not one (a pipe, a log),
+# the command gets a pipe too, so it behaves as it would outside (the
+# table's progress line, for one, is only drawn on a terminal).
+# hvc resets its settings on the last close: hold both open while we run.
+exec 5>/dev/hvc0 6>/dev/hvc1
 $BB stty -F /dev/hvc0 raw -echo
 $BB stty -F /dev/hvc1 raw -echo
-$BB chroot $R /bin/bash "$JOB/run.sh" </dev/null >/dev/hvc0 2>/dev/hvc1
+OUT=/dev/hvc0 ERR=/dev/hvc1
+if [ "$OUT_TTY" = 0 ]; then
+	$BB mkfifo /out
+	$BB cat /out >/dev/hvc0 &
+	OUT=/out
+fi
+if [ "$ERR_TTY" = 0 ]; then
+	$BB mkfifo /err
+	$BB cat /err >/dev/hvc1 &
+	ERR=/err
+fi
+$BB chroot $R /bin/bash "$JOB/run.sh" </dev/null >$OUT 2>$ERR
 echo $? >/job/status
+wait
 $BB sync
 $BB poweroff -f
