@@ -48,7 +48,7 @@ for status in 7 42; do
 	check "guest status $status passed through" [ "$(rc_of st)" = $status ]
 done
 
-printf 'hello from the host\nquit\n' | timeout -s KILL 60 "$LKVM" run --workload echo \
+printf 'hello from the host\nquit\n' | timeout -s KILL "$(scaled 60)" "$LKVM" run --workload echo \
 	>"$TMP/echo.out" 2>"$TMP/echo.err"
 check "echo workload exits 0" [ $? = 0 ]
 check "console input reaches the guest and comes back" grep -q "^echo: hello from the host" "$TMP/echo.out"

@@ -19,7 +19,7 @@ for sig in INT TERM; do
 	sleep 1
 	kill -$sig $pid
 	# Bounded wait: a launcher that ignored the signal is killed after 20 s.
-	for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
+	for _ in $(seq $(scaled 100)); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
 	kill -KILL $pid 2>/dev/null
 	wait $pid
 	rc=$?

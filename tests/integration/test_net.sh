@@ -32,7 +32,7 @@ for model in threaded lguest; do
 done
 for model in threaded lguest; do
 	run_lkvm os run --quiet --bytes 16M --model $model --policy event-idx --host-timer oneshot \
-		--max-seconds 60 --stats-json "$TMP/os.json"
+		--max-seconds "$(scaled 60)" --stats-json "$TMP/os.json"
 	check "$model event-idx with the oneshot host timer: finishes, verified" \
 		sh -c "[ $(rc_of os) = 0 ] && [ $(json_get "$TMP/os.json" tx_verify) = ok ]"
 done

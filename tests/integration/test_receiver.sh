@@ -12,10 +12,10 @@
 start_receiver() {
 	local name=$1; shift
 	rm -f "$TMP/$name.ready"
-	( timeout -s KILL 60 "$LKVM" receive --listen 127.0.0.1:0 --ready "$TMP/$name.ready" "$@" \
+	( timeout -s KILL "$(scaled 60)" "$LKVM" receive --listen 127.0.0.1:0 --ready "$TMP/$name.ready" "$@" \
 		</dev/null >"$TMP/$name.out" 2>"$TMP/$name.err"; echo $? >"$TMP/$name.rc" ) &
 	RX_PID=$!
-	for _ in $(seq 100); do [ -s "$TMP/$name.ready" ] && break; sleep 0.05; done
+	for _ in $(seq $(scaled 100)); do [ -s "$TMP/$name.ready" ] && break; sleep 0.05; done
 	RX_ADDR=$(cat "$TMP/$name.ready" 2>/dev/null)
 }
 one_line() { [ "$(wc -l <"$TMP/$1.err")" = 1 ]; }

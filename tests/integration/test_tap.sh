@@ -21,8 +21,8 @@ for model in threaded lguest; do
 	rm -f "$TMP/ready"
 	ip netns exec "$NS" python3 "$(dirname "$0")/tap_receiver.py" lkvm0 $FRAMES "$TMP/ready" >"$TMP/rx.out" 2>&1 &
 	rx=$!
-	for _ in $(seq 50); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
-	ip netns exec "$NS" timeout -s KILL 60 "$LKVM" run --quiet --net tap:lkvm0 --bytes $BYTES --model $model \
+	for _ in $(seq $(scaled 50)); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
+	ip netns exec "$NS" timeout -s KILL "$(scaled 60)" "$LKVM" run --quiet --net tap:lkvm0 --bytes $BYTES --model $model \
 		--user nobody --stats-json "$TMP/t.json" </dev/null >/dev/null 2>"$TMP/t.err"
 	rc=$?
 	wait $rx

@@ -19,10 +19,10 @@ start_receiver() {
 	local pre=()
 	[ "$ns" = - ] || pre=(ip netns exec "$ns")
 	rm -f "$TMP/$name.ready"
-	( timeout -s KILL 120 "${pre[@]}" "$LKVM" receive --ready "$TMP/$name.ready" --timeout 30 "$@" \
+	( timeout -s KILL "$(scaled 120)" "${pre[@]}" "$LKVM" receive --ready "$TMP/$name.ready" --timeout "$(scaled 30)" "$@" \
 		</dev/null >"$TMP/$name.out" 2>"$TMP/$name.err"; echo $? >"$TMP/$name.rc" ) &
 	RX_PID=$!
-	for _ in $(seq 200); do [ -s "$TMP/$name.ready" ] && break; sleep 0.05; done
+	for _ in $(seq $(scaled 200)); do [ -s "$TMP/$name.ready" ] && break; sleep 0.05; done
 	RX_ADDR=$(cat "$TMP/$name.ready" 2>/dev/null)
 }
 port_of() { echo "${RX_ADDR##*:}"; }
@@ -101,7 +101,7 @@ ip -n "$NS" link set lkvm0 up
 
 for model in threaded lguest; do
 	start_receiver "t-$model" "$NS" --listen 10.99.0.1:5001 --bytes $BYTES
-	ip netns exec "$NS" timeout -s KILL 120 "$LKVM" run --workload tcp --net tap:lkvm0 --bytes $BYTES \
+	ip netns exec "$NS" timeout -s KILL "$(scaled 120)" "$LKVM" run --workload tcp --net tap:lkvm0 --bytes $BYTES \
 		--model $model --user nobody --quiet --stats-json "$TMP/tap-$model.json" </dev/null >/dev/null \
 		2>"$TMP/tap-$model.err"
 	rc=$?
@@ -122,7 +122,7 @@ done
 # TSO: 64 KiB frames with a virtio-net header asking for checksum and
 # segmentation; the host's kernel must still deliver a correct stream.
 start_receiver tso "$NS" --listen 10.99.0.1:5001 --bytes $BYTES
-ip netns exec "$NS" timeout -s KILL 120 "$LKVM" run --workload tcp --net tap:lkvm0 --tso --bytes $BYTES --quiet \
+ip netns exec "$NS" timeout -s KILL "$(scaled 120)" "$LKVM" run --workload tcp --net tap:lkvm0 --tso --bytes $BYTES --quiet \
 	--stats-json "$TMP/tso.json" </dev/null >/dev/null 2>"$TMP/tso.err"
 rc=$?
 wait $RX_PID
@@ -136,7 +136,7 @@ check "tso: far fewer frames than MSS-sized segments would need" \
 ip netns add "$NS-d"
 ip -n "$NS-d" link set lo up
 start_receiver default "$NS-d" --listen 0.0.0.0:5001 --bytes 4M
-ip netns exec "$NS-d" timeout -s KILL 60 "$LKVM" run --workload tcp --bytes 4M --quiet \
+ip netns exec "$NS-d" timeout -s KILL "$(scaled 60)" "$LKVM" run --workload tcp --bytes 4M --quiet \
 	--stats-json "$TMP/default.json" </dev/null >/dev/null 2>"$TMP/default.err"
 rc=$?
 wait $RX_PID
@@ -145,7 +145,7 @@ check "root's default: a new tap at 10.99.0.1/24, exit 0 ($(tail -1 "$TMP/defaul
 ip netns del "$NS-d"
 
 # Nobody has the peer's address: ARP goes unanswered.
-ip netns exec "$NS" timeout -s KILL 60 "$LKVM" run --workload tcp --net tap:lkvm0 --peer 10.99.0.9:5001 \
+ip netns exec "$NS" timeout -s KILL "$(scaled 60)" "$LKVM" run --workload tcp --net tap:lkvm0 --peer 10.99.0.9:5001 \
 	--bytes 1M --quiet </dev/null >/dev/null 2>"$TMP/noarp.err"
 rc=$?
 check "no ARP reply: exit 33 and one clear line" sh -c "[ $rc = 33 ] && grep -q 'tcp: no ARP reply' '$TMP/noarp.err'"
@@ -160,10 +160,10 @@ check "table --workload tcp: the row and the loopback ceiling are printed" \
 check "table --workload tcp: no namespace left behind" sh -c "! ip netns list | grep -Eq '^lkvm-[0-9]+'"
 
 labs_before=$(ls -d /tmp/lkvm-lab-* 2>/dev/null | wc -l)
-timeout -s KILL 120 "$LKVM" table --workload tcp --net tap --rows 10,20 --repeat 3 --model lguest --bytes 1G \
+timeout -s KILL "$(scaled 120)" "$LKVM" table --workload tcp --net tap --rows 10,20 --repeat 3 --model lguest --bytes 1G \
 	</dev/null >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-for _ in $(seq 100); do ip netns list | grep -q "^lkvm-$pid" && break; sleep 0.05; done
+for _ in $(seq $(scaled 100)); do ip netns list | grep -q "^lkvm-$pid" && break; sleep 0.05; done
 sleep 1
 kill -INT $pid
 wait $pid
