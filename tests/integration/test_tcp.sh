@@ -160,12 +160,17 @@ check "table --workload tcp: the row and the loopback ceiling are printed" \
 check "table --workload tcp: no namespace left behind" sh -c "! ip netns list | grep -Eq '^lkvm-[0-9]+'"
 
 labs_before=$(ls -d /tmp/lkvm-lab-* 2>/dev/null | wc -l)
-timeout -s KILL "$(scaled 120)" "$LKVM" table --workload tcp --net tap --rows 10,20 --repeat 3 --model lguest --bytes 1G \
+# The table itself in the background (not under `timeout`, whose pid would
+# not name the namespace), interrupted once its namespace exists; killed if
+# it does not stop.
+"$LKVM" table --workload tcp --net tap --rows 10,20 --repeat 3 --model lguest --bytes 1G \
 	</dev/null >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-for _ in $(seq $(scaled 100)); do ip netns list | grep -q "^lkvm-$pid" && break; sleep 0.05; done
+for _ in $(seq $(scaled 100)); do ip netns list | grep -Eq "^lkvm-$pid( |$)" && break; sleep 0.05; done
 sleep 1
 kill -INT $pid
+for _ in $(seq $(scaled 100)); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
+kill -KILL $pid 2>/dev/null && echo "the interrupted table did not stop: killed"
 wait $pid
 rc=$?
 check "table interrupted: exit 130, partial table printed" sh -c "[ $rc = 130 ] && grep -q 'interrupted' '$TMP/int.out'"
