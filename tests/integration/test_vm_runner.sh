@@ -12,9 +12,11 @@ if ! why=$("$VM_RUNNER" --check); then
 	fi
 	exit 77
 fi
+# The runner's job folders go to a TMPDIR of this test's own, so that
+# "nothing left behind" cannot be confused by other VMs on the machine.
+export TMPDIR=$TMP/jobs
+mkdir -p "$TMPDIR"
 VM() { "$VM_RUNNER" "$@"; }
-jobs_now() { find /tmp -maxdepth 1 -name 'lkvm-vm.*' | wc -l; }
-jobs_before=$(jobs_now)
 
 # 1. One boot: status, both streams, arguments, environment, /dev/kvm, cwd.
 mkdir -p "$TMP/rw"
@@ -58,21 +60,24 @@ check "--timeout 5: one line naming the limit" grep -q "past --timeout 5 s" "$TM
 check "--timeout 5: over within 60 s (took $took s)" [ $took -lt 60 ]
 
 # 4. SIGTERM and SIGINT: 128+N, and QEMU gone with the runner.
-# descendants PID : every process below PID
+# below PID : the processes below PID, as a comma list for ps -p
 descendants() { local c; for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done; }
+below() { descendants "$1" | paste -sd, -; }
 for sig in TERM INT; do
-	VM -- sleep 300 >/dev/null 2>"$TMP/sig.err" &
+	# A script's background jobs ignore SIGINT, and an ignored signal cannot
+	# be trapped: give the runner the default, as a terminal's Ctrl-C would.
+	env --default-signal=INT "$VM_RUNNER" -- sleep 300 >/dev/null 2>"$TMP/sig.err" &
 	pid=$!
-	sleep 3   # QEMU is up by now
-	below=$(descendants $pid)
-	check "SIG$sig: the runner has QEMU below it" sh -c "ps -o comm= -p '$(echo $below)' | grep -q qemu"
+	for _ in $(seq $(scaled 50)); do ps -o comm= -p "$(below $pid)" 2>/dev/null | grep -q qemu && break; sleep 0.2; done
+	procs=$(below $pid)
+	check "SIG$sig: the runner has QEMU below it" sh -c "ps -o comm= -p '$procs' | grep -q qemu"
 	kill -s $sig $pid
 	wait $pid
 	rc=$?
 	want=$((128 + $(kill -l $sig)))
 	check "SIG$sig: exit $want (got $rc)" [ $rc = $want ]
-	sleep 1
-	check "SIG$sig: nothing the runner started is left" sh -c "! ps -p '$(echo $below)' >/dev/null"
+	left=$(ps -o pid=,comm= -p "$procs" | tr -s ' \n' ' ')
+	check "SIG$sig: nothing the runner started is left (${left:-none})" [ -z "$left" ]
 done
-check "no job folder left in /tmp" [ "$(jobs_now)" = "$jobs_before" ]
+check "no job folder left behind ($(ls "$TMPDIR" | tr '\n' ' '))" [ -z "$(ls -A "$TMPDIR")" ]
 finish
