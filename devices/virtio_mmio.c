@@ -3,15 +3,23 @@
  *
  * Every access arrives here from the vCPU thread as an MMIO exit, except a
  * QueueNotify that a device chose to take through an ioeventfd.  The driver
- * is a guest and may be hostile: odd sizes, writes to read-only registers,
- * queue setup while a queue is live and out-of-range selectors are ignored;
- * a queue whose rings do not validate is refused (QueueReady stays 0) and the
- * device is marked DEVICE_NEEDS_RESET.
+ * is a guest and may be hostile.  Odd sizes, writes to read-only registers
+ * and out-of-range selectors are ignored.  Everything else is held to the
+ * spec's initialization order (virtio 1.2, 3.1.1): status bits one at a
+ * time (ACKNOWLEDGE, DRIVER, FEATURES_OK, DRIVER_OK; 0 resets), features
+ * between DRIVER and FEATURES_OK and masked with what the device offers,
+ * queues set up between FEATURES_OK and DRIVER_OK while not yet ready, and
+ * a broken queue back only through a reset.  A write outside that order is
+ * a violation: refused, counted, one line kept, and DEVICE_NEEDS_RESET with
+ * a configuration-change interrupt -- every time, so a driver cannot ride
+ * on past the first refusal unseen.  What a device sees (its queues, the
+ * negotiated features) therefore only ever comes out of a clean sequence.
  */
 #include "virtio_mmio.h"
 
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,15 +74,48 @@ void virtio_mmio_config_copy(void *data, uint32_t len, uint32_t off, const void 
 		memcpy(data, (const uint8_t *)cfg + off, len < size - off ? len : size - off);
 }
 
-void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why)
+/* Both ways into DEVICE_NEEDS_RESET end here: count it, keep the line (the
+ * first for the exit status, the latest for whoever looks next), set the
+ * status bit and raise a configuration-change interrupt. */
+static void enter_needs_reset(struct virtio_mmio_dev *dev, const char *why)
 {
-	if (dev->needs_reset)
-		return;
+	snprintf(dev->last_error, sizeof(dev->last_error), "virtio-%s: %s -- device needs reset", dev->ops->name, why);
 	if (!dev->errors++)
-		snprintf(dev->error, sizeof(dev->error), "virtio-%s: %s -- device needs reset", dev->ops->name, why);
+		memcpy(dev->error, dev->last_error, sizeof(dev->error));
 	dev->needs_reset = true;
 	__atomic_fetch_or(&dev->status, VIRTIO_CONFIG_S_NEEDS_RESET, __ATOMIC_SEQ_CST);
 	raise_interrupt(dev, VIRTIO_MMIO_INT_CONFIG);
+}
+
+void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why)
+{
+	/* A broken queue fails again on every later pop; that is the same
+	 * fault, not a new one, so it is counted once per needs-reset period. */
+	if (dev->needs_reset)
+		return;
+	enter_needs_reset(dev, why);
+}
+
+/* A register write the driver had no right to make.  The caller has
+ * refused it (nothing changed); here it is counted and signalled every
+ * time, even while NEEDS_RESET is already set: a driver that keeps going
+ * after the first refusal must not go unnoticed. */
+static void violation(struct virtio_mmio_dev *dev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void violation(struct virtio_mmio_dev *dev, const char *fmt, ...)
+{
+	char why[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	dev->violations++;
+	enter_needs_reset(dev, why);
+}
+
+static uint32_t status_now(const struct virtio_mmio_dev *dev)
+{
+	return __atomic_load_n(&dev->status, __ATOMIC_SEQ_CST);
 }
 
 static struct vq *selected_queue(struct virtio_mmio_dev *dev)
@@ -96,7 +137,7 @@ static uint32_t reg_read(struct virtio_mmio_dev *dev, uint64_t off)
 	case VIRTIO_MMIO_QUEUE_NUM_MAX: return vq ? VQ_MAX_SIZE : 0;
 	case VIRTIO_MMIO_QUEUE_READY: return vq ? vq->ready : 0;
 	case VIRTIO_MMIO_INTERRUPT_STATUS: return __atomic_load_n(&dev->interrupt_status, __ATOMIC_SEQ_CST);
-	case VIRTIO_MMIO_STATUS: return __atomic_load_n(&dev->status, __ATOMIC_SEQ_CST);
+	case VIRTIO_MMIO_STATUS: return status_now(dev);
 	case VIRTIO_MMIO_CONFIG_GENERATION: return 0;
 	default: return 0;
 	}
@@ -113,66 +154,178 @@ static void reset_device(struct virtio_mmio_dev *dev)
 	for (unsigned q = 0; q < dev->ops->num_queues; q++)
 		vq_reset(&dev->vqs[q]);
 	dev->driver_features = 0;
+	dev->features_unoffered = 0;
+	dev->features_unoffered_high = false;
 	dev->needs_reset = false;
 	__atomic_store_n(&dev->interrupt_status, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&dev->status, 0, __ATOMIC_SEQ_CST);
 }
 
-static void queue_ready(struct virtio_mmio_dev *dev, struct vq *vq, uint32_t value)
+/* The status bit a driver may add next (virtio 1.2, 3.1.1), 0 when done. */
+static uint32_t next_status_bit(uint32_t status)
 {
-	if (!value) {
-		vq->ready = false;
-		return;
-	}
-	if (vq->ready)
-		return;
-	vq->event_idx = virtio_mmio_has_feature(dev, VIRTIO_RING_F_EVENT_IDX);
-	vq->indirect_ok = virtio_mmio_has_feature(dev, VIRTIO_RING_F_INDIRECT_DESC);
-	if (vq_enable(vq, &dev->vm->mem) < 0)
-		virtio_mmio_fail(dev, vq->error);
+	static const uint32_t order[] = {
+		VIRTIO_CONFIG_S_ACKNOWLEDGE, VIRTIO_CONFIG_S_DRIVER,
+		VIRTIO_CONFIG_S_FEATURES_OK, VIRTIO_CONFIG_S_DRIVER_OK,
+	};
+
+	for (unsigned i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (!(status & order[i]))
+			return order[i];
+	return 0;
 }
 
 static void status_write(struct virtio_mmio_dev *dev, uint32_t value)
 {
-	uint32_t old = dev->status;
+	uint32_t now = status_now(dev);
+	uint32_t old = now & ~VIRTIO_CONFIG_S_NEEDS_RESET;
+	uint32_t added, next;
 
 	if (value == 0) {
 		reset_device(dev);
 		return;
 	}
-	/* NEEDS_RESET is the device's to set, never the driver's. */
+	/* NEEDS_RESET is the device's to set and clear; a driver that writes
+	 * back what it read (Linux's add_status does) is not at fault. */
 	value &= ~VIRTIO_CONFIG_S_NEEDS_RESET;
-	/* FEATURES_OK only sticks if every accepted feature was offered. */
-	if ((value & VIRTIO_CONFIG_S_FEATURES_OK) && (dev->driver_features & ~dev->host_features))
-		value &= ~VIRTIO_CONFIG_S_FEATURES_OK;
-	__atomic_store_n(&dev->status, value | (old & VIRTIO_CONFIG_S_NEEDS_RESET), __ATOMIC_SEQ_CST);
+	if (old & ~value) {
+		violation(dev, "status write 0x%x clears 0x%x (status 0x%x); only a reset (0) clears status bits",
+			  value, old & ~value, old);
+		return;
+	}
+	/* FAILED: the driver gave up, which it may do at any step. */
+	added = value & ~old & ~VIRTIO_CONFIG_S_FAILED;
+	next = next_status_bit(old);
+	if (added && added != next) {
+		violation(dev, "status write 0x%x out of order (status 0x%x, next 0x%x); the order is "
+			  "ACKNOWLEDGE, DRIVER, FEATURES_OK, DRIVER_OK", value, old, next);
+		return;
+	}
+	/* FEATURES_OK only sticks if every accepted feature was offered: the
+	 * driver's re-read then sees it clear, as the spec has it refuse. */
+	if (added == VIRTIO_CONFIG_S_FEATURES_OK && (dev->features_unoffered || dev->features_unoffered_high)) {
+		violation(dev, "FEATURES_OK refused: the driver accepted features 0x%llx%s the device does not offer "
+			  "(offered 0x%llx)", (unsigned long long)dev->features_unoffered,
+			  dev->features_unoffered_high ? " and bits above 63" : "",
+			  (unsigned long long)dev->host_features);
+		return;
+	}
+	__atomic_store_n(&dev->status, value | (now & VIRTIO_CONFIG_S_NEEDS_RESET), __ATOMIC_SEQ_CST);
+}
+
+static void driver_features_write(struct virtio_mmio_dev *dev, uint32_t value)
+{
+	uint32_t status = status_now(dev);
+	uint32_t sel = dev->driver_features_sel;
+	uint64_t word, offered, written;
+
+	if (status & VIRTIO_CONFIG_S_FEATURES_OK) {
+		violation(dev, "DriverFeatures word %u written after FEATURES_OK (status 0x%x); features are fixed "
+			  "once accepted", sel, status);
+		return;
+	}
+	if (!(status & VIRTIO_CONFIG_S_DRIVER)) {
+		violation(dev, "DriverFeatures word %u written before DRIVER (status 0x%x)", sel, status);
+		return;
+	}
+	if (sel >= 2) {
+		/* No device offers anything above bit 63; a driver that accepts
+		 * such a bit stays refused until it resets the device. */
+		if (value)
+			dev->features_unoffered_high = true;
+		return;
+	}
+	word = 0xffffffffull << (32 * sel);
+	offered = dev->host_features & word;
+	written = (uint64_t)value << (32 * sel);
+	/* Only what the device offered can ever take effect (ring flags come
+	 * from here); the rest is remembered so FEATURES_OK can refuse it. */
+	dev->driver_features = (dev->driver_features & ~word) | (written & offered);
+	dev->features_unoffered = (dev->features_unoffered & ~word) | (written & ~offered);
+}
+
+static const char *queue_reg_name(uint64_t off)
+{
+	switch (off) {
+	case VIRTIO_MMIO_QUEUE_NUM: return "QueueNum";
+	case VIRTIO_MMIO_QUEUE_READY: return "QueueReady";
+	case VIRTIO_MMIO_QUEUE_DESC_LOW: return "QueueDescLow";
+	case VIRTIO_MMIO_QUEUE_DESC_HIGH: return "QueueDescHigh";
+	case VIRTIO_MMIO_QUEUE_AVAIL_LOW: return "QueueDriverLow";
+	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH: return "QueueDriverHigh";
+	case VIRTIO_MMIO_QUEUE_USED_LOW: return "QueueDeviceLow";
+	default: return "QueueDeviceHigh";
+	}
+}
+
+/* Why the driver may not write queue `vq`'s registers now, or NULL.  A
+ * queue is set up once per device reset: after FEATURES_OK (so its ring
+ * features are settled), before DRIVER_OK, and only while it is neither
+ * live nor broken -- a broken queue comes back only through a reset. */
+static const char *queue_locked(const struct virtio_mmio_dev *dev, const struct vq *vq)
+{
+	uint32_t status = status_now(dev);
+
+	if (!(status & VIRTIO_CONFIG_S_FEATURES_OK))
+		return "before FEATURES_OK";
+	if (status & VIRTIO_CONFIG_S_DRIVER_OK)
+		return "after DRIVER_OK";
+	if (vq->broken)
+		return "while the queue is broken (only a device reset brings it back)";
+	if (vq->ready)
+		return "while the queue is ready";
+	return NULL;
+}
+
+static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t value)
+{
+	struct vq *vq = selected_queue(dev);
+	const char *why;
+
+	if (!vq)
+		return;   /* no such queue: nothing to protect, as QueueNumMax 0 says */
+	why = queue_locked(dev, vq);
+	if (why) {
+		violation(dev, "queue %u: %s written %s", dev->queue_sel, queue_reg_name(off), why);
+		return;
+	}
+	switch (off) {
+	case VIRTIO_MMIO_QUEUE_NUM: vq->num = value > 0xffff ? 0 : value; break;
+	case VIRTIO_MMIO_QUEUE_DESC_LOW: set_addr(&vq->desc_gpa, false, value); break;
+	case VIRTIO_MMIO_QUEUE_DESC_HIGH: set_addr(&vq->desc_gpa, true, value); break;
+	case VIRTIO_MMIO_QUEUE_AVAIL_LOW: set_addr(&vq->avail_gpa, false, value); break;
+	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH: set_addr(&vq->avail_gpa, true, value); break;
+	case VIRTIO_MMIO_QUEUE_USED_LOW: set_addr(&vq->used_gpa, false, value); break;
+	case VIRTIO_MMIO_QUEUE_USED_HIGH: set_addr(&vq->used_gpa, true, value); break;
+	case VIRTIO_MMIO_QUEUE_READY:
+		if (!value)
+			break;  /* it is not ready: nothing to stop */
+		vq->event_idx = virtio_mmio_has_feature(dev, VIRTIO_RING_F_EVENT_IDX);
+		vq->indirect_ok = virtio_mmio_has_feature(dev, VIRTIO_RING_F_INDIRECT_DESC);
+		if (vq_enable(vq, &dev->vm->mem) < 0)
+			violation(dev, "%s", vq->error);
+		break;
+	default: break;
+	}
 }
 
 static void reg_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t value)
 {
-	struct vq *vq = selected_queue(dev);
-	bool features_open = !(dev->status & VIRTIO_CONFIG_S_FEATURES_OK);
-	bool queue_idle = vq && !vq->ready;
-
 	switch (off) {
 	case VIRTIO_MMIO_DEVICE_FEATURES_SEL: dev->device_features_sel = value; break;
 	case VIRTIO_MMIO_DRIVER_FEATURES_SEL: dev->driver_features_sel = value; break;
-	case VIRTIO_MMIO_DRIVER_FEATURES:
-		if (features_open && dev->driver_features_sel < 2) {
-			unsigned shift = 32 * dev->driver_features_sel;
-			dev->driver_features = (dev->driver_features & ~(0xffffffffull << shift)) |
-					       ((uint64_t)value << shift);
-		}
-		break;
+	case VIRTIO_MMIO_DRIVER_FEATURES: driver_features_write(dev, value); break;
 	case VIRTIO_MMIO_QUEUE_SEL: dev->queue_sel = value; break;
-	case VIRTIO_MMIO_QUEUE_NUM: if (queue_idle) vq->num = value > 0xffff ? 0 : value; break;
-	case VIRTIO_MMIO_QUEUE_READY: if (vq) queue_ready(dev, vq, value); break;
-	case VIRTIO_MMIO_QUEUE_DESC_LOW: if (queue_idle) set_addr(&vq->desc_gpa, false, value); break;
-	case VIRTIO_MMIO_QUEUE_DESC_HIGH: if (queue_idle) set_addr(&vq->desc_gpa, true, value); break;
-	case VIRTIO_MMIO_QUEUE_AVAIL_LOW: if (queue_idle) set_addr(&vq->avail_gpa, false, value); break;
-	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH: if (queue_idle) set_addr(&vq->avail_gpa, true, value); break;
-	case VIRTIO_MMIO_QUEUE_USED_LOW: if (queue_idle) set_addr(&vq->used_gpa, false, value); break;
-	case VIRTIO_MMIO_QUEUE_USED_HIGH: if (queue_idle) set_addr(&vq->used_gpa, true, value); break;
+	case VIRTIO_MMIO_QUEUE_NUM:
+	case VIRTIO_MMIO_QUEUE_READY:
+	case VIRTIO_MMIO_QUEUE_DESC_LOW:
+	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
+	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
+	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
+	case VIRTIO_MMIO_QUEUE_USED_LOW:
+	case VIRTIO_MMIO_QUEUE_USED_HIGH:
+		queue_write(dev, off, value);
+		break;
 	case VIRTIO_MMIO_QUEUE_NOTIFY:
 		if (value < dev->ops->num_queues && dev->vqs[value].ready && dev->ops->queue_notify)
 			dev->ops->queue_notify(dev, value);

@@ -38,15 +38,19 @@ struct virtio_mmio_dev {
 	unsigned gsi;
 	int irqfd;                 /* -1: pulse the line from the vCPU thread */
 	uint64_t host_features;
-	uint64_t driver_features;
+	uint64_t driver_features;   /* accepted AND offered: all that takes effect */
+	uint64_t features_unoffered;  /* accepted but not offered: refuses FEATURES_OK */
+	bool features_unoffered_high; /* a bit above 63 accepted (none is offered) */
 	uint32_t status;
 	uint32_t device_features_sel, driver_features_sel, queue_sel;
 	uint32_t interrupt_status;  /* atomic: raised by device threads */
 	uint64_t interrupts;        /* interrupts injected */
 	struct vq vqs[VIRTIO_MMIO_MAX_QUEUES];
 	char error[256];            /* why DEVICE_NEEDS_RESET was first set */
+	char last_error[256];       /* why it was set most recently */
 	bool needs_reset;           /* now; a driver reset clears it */
 	uint64_t errors;            /* times it was set; survives resets */
+	uint64_t violations;        /* of those, register-protocol violations */
 	/* Serialises register writes (vCPU thread) against device threads that
 	 * walk the queues, so a reset can never pull a ring from under a drain.
 	 * Held while ops->queue_notify runs. */
@@ -64,7 +68,9 @@ void virtio_mmio_config_copy(void *data, uint32_t len, uint32_t off, const void 
 /* Used buffers are ready: set the interrupt status bit and raise the line. */
 void virtio_mmio_signal_used(struct virtio_mmio_dev *dev);
 /* The guest broke a ring: DEVICE_NEEDS_RESET, config-change interrupt, one
- * remembered error line (see vq->error). */
+ * remembered error line (see vq->error).  Once per needs-reset period: a
+ * broken queue fails again on every pop.  (Register-protocol violations are
+ * the transport's own and are counted every time; see virtio_mmio.c.) */
 void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why);
 
 #endif

@@ -27,9 +27,12 @@ static int con_ready;
 
 int console_drv_init(uint64_t base, unsigned irq)
 {
-	if (virtio_drv_probe(&con_dev, base, irq, VIRTIO_ID_CONSOLE, 0) < 0 ||
-	    gvq_setup(&con_rx, &con_dev, 0, 16) < 0 || gvq_setup(&con_tx, &con_dev, 1, 16) < 0)
+	if (virtio_drv_probe(&con_dev, base, irq, VIRTIO_ID_CONSOLE, 0) < 0)
 		return -1;
+	if (gvq_setup(&con_rx, &con_dev, 0, 16) < 0 || gvq_setup(&con_tx, &con_dev, 1, 16) < 0) {
+		virtio_drv_fail(&con_dev);
+		return -1;
+	}
 	gvq_disable_interrupts(&con_tx);   /* output is polled */
 	tx_buf = alloc_pages(4096);
 	for (int i = 0; i < RX_BUFS; i++) {

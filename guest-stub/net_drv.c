@@ -40,12 +40,14 @@ int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct pa
 	if ((n->dev.features & want) != want) {
 		printf("guest: virtio-net lacks a feature this run needs (wanted 0x%lx, got 0x%lx)\n",
 		       want, n->dev.features);
+		virtio_drv_fail(&n->dev);
 		return -1;
 	}
 	for (int i = 0; i < 6; i++)
 		n->mac[i] = mmio_read8(w->base + VIRTIO_MMIO_CONFIG + i);
 	if (gvq_setup(&n->rx, &n->dev, 0, rx_ring) < 0 || gvq_setup(&n->tx, &n->dev, 1, (uint16_t)p->ring) < 0) {
 		printf("guest: virtio-net queue setup failed (ring %u)\n", p->ring);
+		virtio_drv_fail(&n->dev);
 		return -1;
 	}
 	n->tx.policy = pol;

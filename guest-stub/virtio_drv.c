@@ -43,9 +43,21 @@ int virtio_drv_probe(struct virtio_dev *dev, uint64_t base, unsigned irq, uint32
 	wr(dev, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
 	wr(dev, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)(dev->features >> 32));
 	wr(dev, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK);
-	if (!(rd(dev, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK))
+	if (!(rd(dev, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK)) {
+		virtio_drv_fail(dev);
 		return -1;
+	}
 	return 0;
+}
+
+void virtio_drv_fail(struct virtio_dev *dev)
+{
+	/* Add FAILED to what is set, never clear a bit: only a reset may, and
+	 * the launcher refuses anything else.  NEEDS_RESET is the device's and
+	 * is not ours to write back. */
+	uint32_t status = rd(dev, VIRTIO_MMIO_STATUS) & ~VIRTIO_CONFIG_S_NEEDS_RESET;
+
+	wr(dev, VIRTIO_MMIO_STATUS, status | VIRTIO_CONFIG_S_FAILED);
 }
 
 void virtio_drv_ready(struct virtio_dev *dev)

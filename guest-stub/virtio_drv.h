@@ -52,9 +52,13 @@ struct gvq {
 	uint64_t bufs_direct, bufs_indirect, descs_used;
 };
 
-/* Reset, acknowledge, negotiate `wanted` & offered, FEATURES_OK.  0 on success. */
+/* Reset, ACKNOWLEDGE, DRIVER, negotiate `wanted` & offered, FEATURES_OK and
+ * read it back -- one status bit per write, in the spec's order, which the
+ * launcher enforces.  0 on success; on a refusal FAILED is set. */
 int virtio_drv_probe(struct virtio_dev *dev, uint64_t base, unsigned irq, uint32_t want_id, uint64_t wanted);
 void virtio_drv_ready(struct virtio_dev *dev);
+/* Give up on the device (spec 3.1.1: set FAILED when a step goes wrong). */
+void virtio_drv_fail(struct virtio_dev *dev);
 bool virtio_drv_needs_reset(const struct virtio_dev *dev);
 void virtio_drv_ack_interrupt(const struct virtio_dev *dev);
 
