@@ -24,6 +24,17 @@
 
 enum { CONSOLE_RX = 0, CONSOLE_TX = 1 };
 
+/* The longest transmit chain the console takes (the ring walker refuses
+ * longer ones: DEVICE_NEEDS_RESET).  Every readable byte of a chain is
+ * written to stdout, so without a cap one notify could ask for ring size x
+ * 1024 descriptors x all of RAM.  Real drivers stay far below 64 KiB: the
+ * stub writes at most 4 KiB per chain, Linux's virtio_console at most
+ * 32 KiB (a port write) or a page (hvc).  Twice the largest of those keeps
+ * every real driver working and bounds one notify to ring size x 64 KiB
+ * (64 MiB with 1024 slots).  Receive chains need no cap: the host writes
+ * only what it holds (at most `pending`, 4 KiB) into them. */
+#define CONSOLE_TX_CHAIN_MAX (64u << 10)
+
 static void write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n) {
@@ -128,6 +139,7 @@ void console_init(struct console *con, struct vm *vm, unsigned index, int out_fd
 	virtio_mmio_init(&con->mmio, &console_ops, con, vm, index, 0);
 	con->mmio.vqs[CONSOLE_RX].name = "console receive";
 	con->mmio.vqs[CONSOLE_TX].name = "console transmit";
+	con->mmio.vqs[CONSOLE_TX].max_chain_bytes = CONSOLE_TX_CHAIN_MAX;
 }
 
 static void *console_input_thread(void *arg)

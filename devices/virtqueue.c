@@ -50,9 +50,11 @@ int vq_enable(struct vq *vq, const struct guest_mem *mem)
 void vq_reset(struct vq *vq)
 {
 	const char *name = vq->name;
+	uint64_t max_chain_bytes = vq->max_chain_bytes;
 
 	memset(vq, 0, sizeof(*vq));
 	vq->name = name;
+	vq->max_chain_bytes = max_chain_bytes;
 }
 
 static uint16_t load_avail_idx(const struct vq *vq)
@@ -88,6 +90,11 @@ static int add_buf(struct vq *vq, struct vq_chain *c, const struct vring_desc *d
 			       c->head, c->count);
 	if (c->count >= VQ_MAX_CHAIN)
 		return vq_fail(vq, "chain longer than %llu descriptors (head %llu)", VQ_MAX_CHAIN, c->head);
+	/* Checked per descriptor, so the walk stops where the chain crosses
+	 * the cap instead of resolving the rest.  No overflow: at most
+	 * VQ_MAX_CHAIN lengths of 32 bits each. */
+	if (vq->max_chain_bytes && c->out_len + c->in_len + d->len > vq->max_chain_bytes)
+		return vq_fail(vq, "chain longer than %llu bytes (head %llu)", vq->max_chain_bytes, c->head);
 	c->buf[c->count++] = (struct vq_buf){ .host = host, .len = d->len, .device_writes = writes };
 	if (writes)
 		c->in_len += d->len;

@@ -6,7 +6,8 @@
  * areas checked through gmem_ptr), then every chain is validated while it is
  * walked: head and next inside the ring, a hop budget so loops end, no
  * readable descriptor after a writable one, indirect tables by the spec's
- * rules, every buffer inside guest RAM.  The first violation marks the queue
+ * rules, every buffer inside guest RAM, and the chain's total length within
+ * the cap its device set (max_chain_bytes), so one chain is bounded work.  The first violation marks the queue
  * broken and leaves a one-line reason in vq->error; the device then sets
  * DEVICE_NEEDS_RESET.  Ring layouts come from <linux/virtio_ring.h>.
  */
@@ -39,6 +40,9 @@ struct vq_chain {
 struct vq {
 	const struct guest_mem *mem;
 	const char *name;           /* "net tx" -- for error lines */
+	/* The device's cap on one chain's total length, readable plus writable
+	 * bytes (0: none).  Like name, it is the device's: a reset keeps it. */
+	uint64_t max_chain_bytes;
 	uint16_t num;
 	bool ready, broken;
 	bool event_idx, indirect_ok;  /* negotiated features */

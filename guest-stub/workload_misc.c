@@ -1,7 +1,9 @@
 /*
  * workload_misc.c -- the small workloads: echo (console input back out, to
  * exercise receive buffers, interrupts and hlt) and the deliberate faults
- * and hostile rings that the launcher's tests feed it.
+ * and hostile rings that the launcher's tests feed it: one crafted chain
+ * the host must refuse, or (hostile-flood) as much legal work as the
+ * host's caps allow, for ever, which only a stop signal may end.
  */
 #include <linux/virtio_ids.h>
 #include <linux/virtio_mmio.h>
@@ -72,6 +74,17 @@ static int hostile(const struct params *p, const char *kind, uint32_t kind_len)
 		d[1] = (struct vring_desc){ .addr = (uint64_t)frame, .len = 8, .flags = VRING_DESC_F_NEXT, .next = 0 };
 	} else if (word_eq(kind, kind_len, "hostile-avail")) {
 		advance = (uint16_t)(p->ring + 7);  /* claims more buffers than the ring holds */
+	} else if (word_eq(kind, kind_len, "hostile-huge")) {
+		/* Every slot: one chain through every descriptor, each covering
+		 * the first 16 MiB of RAM (--mem is at least that) -- ring x ring
+		 * x 16 MiB for one notify, unless the host caps a chain. */
+		for (uint32_t i = 0; i < p->ring; i++) {
+			d[i] = (struct vring_desc){ .addr = 0, .len = 16u << 20,
+						    .flags = i + 1 < p->ring ? VRING_DESC_F_NEXT : 0,
+						    .next = (uint16_t)(i + 1) };
+			n.tx.vr.avail->ring[i] = 0;
+		}
+		advance = (uint16_t)p->ring;
 	} else if (word_eq(kind, kind_len, "hostile-indirect-nested") ||
 		   word_eq(kind, kind_len, "hostile-indirect-len") ||
 		   word_eq(kind, kind_len, "hostile-indirect-addr") ||
@@ -110,6 +123,48 @@ static int hostile(const struct params *p, const char *kind, uint32_t kind_len)
 	return LKVM_STATUS_FAILED;
 }
 
+/* The most a guest can ask of the TX queue within the host's caps, for
+ * ever: every slot holds a 64 KiB chain (all slots share head 0, up to 16
+ * descriptors over one 64 KiB buffer), and each chain the host returns is
+ * posted again at once, with a notify.  Nothing here breaks a rule the host
+ * checks, so the ring never fails; only a signal or --max-seconds ends the
+ * run, and the host must still end it within a second. */
+static int flood(const struct params *p)
+{
+	static struct net_drv n;
+	const struct mmio_window *w = find_device(p, VIRTIO_ID_NET);
+	uint16_t ring = (uint16_t)p->ring, avail = 0;
+	uint16_t descs = ring < 16 ? ring : 16;
+	uint8_t *buf;
+	unsigned long turns = 0;
+
+	if (!w || net_drv_init(&n, w, p, 16) < 0)
+		return LKVM_STATUS_FAILED;
+	buf = alloc_pages(64u << 10);
+	for (uint16_t i = 0; i < descs; i++)
+		n.tx.vr.desc[i] = (struct vring_desc){ .addr = (uint64_t)buf + i * (65536u / descs),
+						       .len = 65536u / descs,
+						       .flags = i + 1 < descs ? VRING_DESC_F_NEXT : 0,
+						       .next = (uint16_t)(i + 1) };
+	printf("guest: 64 KiB chains in every TX slot, refilled for ever\n");
+	for (;;) {
+		uint16_t used = *(volatile uint16_t *)&n.tx.vr.used->idx;
+
+		if ((uint16_t)(avail - used) < ring) {
+			while ((uint16_t)(avail - used) < ring)
+				n.tx.vr.avail->ring[avail++ % ring] = 0;
+			barrier();
+			*(volatile uint16_t *)&n.tx.vr.avail->idx = avail;
+			mb();
+			mmio_write32(w->base + VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+		}
+		if (!(++turns & 0xfffff) && virtio_drv_needs_reset(&n.dev)) {
+			printf("guest: the device refused a chain within its caps\n");
+			return LKVM_STATUS_FAILED;
+		}
+	}
+}
+
 int workload_fault(const struct params *p)
 {
 	const char *f = p->fault;
@@ -126,6 +181,8 @@ int workload_fault(const struct params *p)
 		printf("guest: spinning forever on purpose\n");
 		for (;;)
 			cpu_relax();
+	} else if (word_eq(f, len, "hostile-flood")) {
+		return flood(p);
 	} else if (len > 8 && !memcmp(f, "hostile-", 8)) {
 		return hostile(p, f, len);
 	}

@@ -462,10 +462,257 @@ static void test_reset_while_suppressed(void)
 	guest_reset();
 	CHECK(!net_tx_on_timeout(net), "oneshot: a timer expiring after the reset returns false (no crash)");
 
-	/* the device comes back: a re-enabled queue works and is not suppressed */
+}
+
+/* The driver's side of bringing the TX queue back after a reset, through
+ * the registers as the guest does it (no setup(): the device, its sink and
+ * its counters stay what the run made them).  Like a driver, it starts
+ * from a fresh, zeroed ring. */
+static void reg_write(uint32_t off, uint32_t value)
+{
+	virtio_mmio_access(&net->mmio, off, (uint8_t *)&value, 4, true);
+}
+
+static void guest_enable_tx(void)
+{
+	memset(vm.mem.host + RING_GPA, 0, 2 * 4096);
+	vring_init(&vr, NUM, vm.mem.host + RING_GPA, 4096);
+	next_desc = 0;
+	reg_write(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);     /* one bit at a time (3.1.1) */
+	reg_write(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	reg_write(VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	reg_write(VIRTIO_MMIO_DRIVER_FEATURES, 1);     /* VIRTIO_F_VERSION_1 (bit 32) */
+	reg_write(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+		  VIRTIO_CONFIG_S_FEATURES_OK);
+	reg_write(VIRTIO_MMIO_QUEUE_SEL, 1);
+	reg_write(VIRTIO_MMIO_QUEUE_NUM, NUM);
+	reg_write(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)((uint8_t *)vr.desc - vm.mem.host));
+	reg_write(VIRTIO_MMIO_QUEUE_DESC_HIGH, 0);
+	reg_write(VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)((uint8_t *)vr.avail - vm.mem.host));
+	reg_write(VIRTIO_MMIO_QUEUE_AVAIL_HIGH, 0);
+	reg_write(VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)((uint8_t *)vr.used - vm.mem.host));
+	reg_write(VIRTIO_MMIO_QUEUE_USED_HIGH, 0);
+	reg_write(VIRTIO_MMIO_QUEUE_READY, 1);
+	reg_write(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+		  VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+/* The device comes back after a reset -- from a suppressed queue with the
+ * timer armed, and from a ring the guest broke -- with no setup() between:
+ * only what the guest can do (reset, enable again) and what the host does
+ * on its own (timer expiries, notifies). */
+static void test_recovery(void)
+{
 	setup(HOST_TIMER_REARM, false, false);
-	send_frames(1, ONE_DESC);
-	CHECK(net_tx_on_notify(net) && vr.used->idx == 1 && no_notify(), "after re-setup the queue works again");
+	send_frames(3, ONE_DESC);
+	CHECK(net_tx_on_notify(net) && no_notify() && net->suppressed, "before the reset: drained, suppressed");
+	guest_reset();
+	guest_enable_tx();
+	CHECK(tx->ready && !tx->broken && tx->last_avail == 0 && !no_notify(),
+	      "re-enabled through the registers: ready, a fresh ring, notifies not suppressed (flags %u, err \"%s\")",
+	      vr.used->flags, net->mmio.error);
+	CHECK(!net_tx_on_timeout(net) && !no_notify() && !net->suppressed,
+	      "the timer armed before the reset expires on the new ring: finds nothing, leaves notifies on");
+	send_frames(2, TWO_DESCS);              /* seq 3, 4: the sink's count goes on */
+	CHECK(net_tx_on_notify(net) && vr.used->idx == 2 && no_notify(),
+	      "after the reset the queue drains and suppresses again (used idx %u)", vr.used->idx);
+	CHECK(net->sink.frames == 5 && net->sink.bad_frames == 0 && net->st.buffers_by_notify == 5,
+	      "sink: 5 good frames in order across the reset (bad %llu: %s)",
+	      (unsigned long long)net->sink.bad_frames, net->sink.first_error);
+
+	/* a ring the guest broke: NEEDS_RESET, then reset and enable again */
+	vr.avail->ring[vr.avail->idx % NUM] = NUM;   /* head 16 in a ring of 16 */
+	vr.avail->idx++;
+	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && net->mmio.errors == 1,
+	      "a hostile head breaks the ring: needs reset, 1 error");
+	CHECK(!net_tx_on_timeout(net) && vr.used->idx == 2, "the broken queue takes nothing");
+	guest_reset();
+	CHECK(!net->mmio.needs_reset && !(net->mmio.status & VIRTIO_CONFIG_S_NEEDS_RESET) && net->mmio.errors == 1,
+	      "the driver's reset clears NEEDS_RESET; the error stays counted");
+	guest_enable_tx();
+	send_frames(4, ONE_DESC);               /* seq 5..8 */
+	CHECK(tx->ready && !tx->broken && net_tx_on_notify(net) && vr.used->idx == 4 && no_notify(),
+	      "after the broken ring's reset the queue drains again (used idx %u, err \"%s\")", vr.used->idx,
+	      tx->error);
+	CHECK(net->sink.frames == 9 && net->sink.bad_frames == 0 && !net->mmio.needs_reset,
+	      "sink: 9 good frames, the device healthy");
+}
+
+/* ---- bounded work per guest action ---- */
+
+/* One TX chain of `len` readable bytes at 0xa0000 (384 KiB of RAM are
+ * free up there), as a single descriptor. */
+static void send_one_chain(uint32_t len)
+{
+	uint16_t head = alloc_desc();
+
+	vr.desc[head] = (struct vring_desc){ .addr = 0xa0000, .len = len };
+	vr.avail->ring[vr.avail->idx % NUM] = head;
+	__atomic_store_n(&vr.avail->idx, (uint16_t)(vr.avail->idx + 1), __ATOMIC_RELEASE);
+}
+
+/* The TX cap: the largest frame the negotiated features allow plus the
+ * 12-byte virtio-net header.  No offload: 65535; HOST_TSO4: one IPv4
+ * datagram (65535) behind an Ethernet header with one VLAN tag (18). */
+static void test_tx_chain_cap(void)
+{
+	setup(HOST_TIMER_REARM, false, false);
+	send_one_chain(HDR + 65535);
+	CHECK(net_tx_on_notify(net) && !net->mmio.needs_reset && vr.used->idx == 1,
+	      "no offloads: a chain of 12 + 65535 bytes is taken (err \"%s\")", net->mmio.error);
+	CHECK(net->sink.bad_frames == 1 && net->sink.frames == 0, "(the sink checks it and finds it is no lkvm frame)");
+	send_one_chain(HDR + 65536);
+	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && vr.used->idx == 1 && net->mmio.errors == 1,
+	      "no offloads: a chain of 12 + 65536 bytes breaks the ring, nothing taken");
+	CHECK(strstr(net->mmio.error, "virtio-net: net transmit queue: chain longer than 65547 bytes (head 1)") &&
+	      strstr(net->mmio.error, "needs reset"), "one clear line: \"%s\"", net->mmio.error);
+
+	setup(HOST_TIMER_REARM, false, false);
+	net->mmio.host_features |= 1ull << VIRTIO_NET_F_HOST_TSO4 | 1ull << VIRTIO_NET_F_CSUM;
+	net->mmio.driver_features |= 1ull << VIRTIO_NET_F_HOST_TSO4 | 1ull << VIRTIO_NET_F_CSUM;
+	send_one_chain(HDR + 18 + 65535);
+	CHECK(net_tx_on_notify(net) && !net->mmio.needs_reset,
+	      "HOST_TSO4 negotiated: a chain of 12 + 18 + 65535 bytes is taken (err \"%s\")", net->mmio.error);
+	send_one_chain(HDR + 18 + 65536);
+	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && strstr(net->mmio.error, "longer than 65565 bytes"),
+	      "HOST_TSO4: one byte more breaks the ring: \"%s\"", net->mmio.error);
+
+	/* the review's ring: every slot, a chain of every descriptor, each
+	 * covering all of RAM -- refused at once, nothing reaches the sink */
+	setup(HOST_TIMER_REARM, false, false);
+	for (unsigned i = 0; i < NUM; i++) {
+		vr.desc[i] = (struct vring_desc){ .addr = 0, .len = MEM_SIZE,
+						  .flags = i + 1 < NUM ? VRING_DESC_F_NEXT : 0, .next = (uint16_t)(i + 1) };
+		vr.avail->ring[i] = 0;
+	}
+	vr.avail->idx = NUM;
+	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && net->sink.frames + net->sink.bad_frames == 0 &&
+	      net->st.descriptors == 0, "every slot a chain of %u x all of RAM: refused, the sink saw nothing", NUM);
+}
+
+/* The budget per drain round (vhost-net's weights): a drain stops after
+ * tx_weight_chains chains or once tx_weight_bytes went through, releases
+ * the lock, and a continuation takes the rest.  A continuation is neither
+ * a notify nor a timer expiry: it has its own counter, and its chains stay
+ * with the notify or expiry whose drain it continues, so
+ * buffers_by_notify + buffers_by_timer = frames still holds. */
+static void test_budget(void)
+{
+	setup(HOST_TIMER_REARM, false, false);
+	CHECK(net->tx_weight_chains == 256 && net->tx_weight_bytes == 512 * 1024,
+	      "default budget: 256 chains or 512 KiB per round (%u, %llu)", net->tx_weight_chains,
+	      (unsigned long long)net->tx_weight_bytes);
+	CHECK(!net_tx_continuing(net), "a fresh device has nothing to continue");
+
+	net->tx_weight_chains = 4;
+	send_frames(10, ONE_DESC);
+	CHECK(net_tx_on_notify(net) && vr.used->idx == 4 && tx->last_avail == 4,
+	      "notify with 10 chains, budget 4: takes 4, arms the timer (used idx %u)", vr.used->idx);
+	CHECK(net_tx_continuing(net) && no_notify() && net->suppressed, "stopped at the budget: more to take, suppressed");
+	CHECK(net->st.notify_wakeups == 1 && net->st.buffers_by_notify == 4 && net->st.continuations == 0,
+	      "counters: 1 wakeup, 4 by notify, 0 continuations");
+	net_tx_on_continue(net);
+	CHECK(vr.used->idx == 8 && net_tx_continuing(net) && net->st.continuations == 1 &&
+	      net->st.buffers_by_continuation == 4, "continuation 1: 4 more (used idx %u)", vr.used->idx);
+	net_tx_on_continue(net);
+	CHECK(vr.used->idx == 10 && !net_tx_continuing(net) && net->st.continuations == 2 &&
+	      net->st.buffers_by_continuation == 6, "continuation 2: the last 2, done (used idx %u)", vr.used->idx);
+	CHECK(net->st.buffers_by_notify == 10 && net->st.buffers_by_timer == 0,
+	      "the continued chains count for the notify's drain: by_notify 10");
+	CHECK(net->st.notifies == 0 && net->st.notify_wakeups == 1 && net->st.timeouts == 0 &&
+	      net->st.notifies_empty == 0, "no notify, wakeup or timeout was invented by the continuations");
+	net_tx_on_continue(net);
+	CHECK(net->st.continuations == 2 && vr.used->idx == 10, "nothing to continue: a continue call does nothing");
+	CHECK(net->sink.frames == 10 && net->sink.bad_frames == 0 && net->sink.next_seq == 10,
+	      "nothing lost: 10 good frames in order across three rounds");
+	for (unsigned i = 0; i < 10; i++)
+		if (vr.used->ring[i].id != i)
+			CHECK(0, "used ring entry %u holds head %u", i, vr.used->ring[i].id);
+	CHECK(no_notify() && net->suppressed, "the guest stays suppressed: the timer armed by the notify comes next");
+
+	/* a drain a timer started: continued chains count for the timer */
+	send_frames(6, ONE_DESC);
+	CHECK(net_tx_on_timeout(net) && vr.used->idx == 14 && net_tx_continuing(net),
+	      "timer expiry with 6 chains: takes 4, rearms, more to take");
+	net_tx_on_continue(net);
+	CHECK(vr.used->idx == 16 && !net_tx_continuing(net) && net->st.timeouts == 1 && net->st.timer_drains_work == 1 &&
+	      net->st.buffers_by_timer == 6 && net->st.continuations == 3,
+	      "its continuation takes 2: 1 timeout, 6 by timer, 3 continuations");
+	CHECK(net->st.buffers_by_notify + net->st.buffers_by_timer == net->sink.frames + net->sink.bad_frames,
+	      "by_notify + by_timer = frames (%llu + %llu = %llu)", (unsigned long long)net->st.buffers_by_notify,
+	      (unsigned long long)net->st.buffers_by_timer, (unsigned long long)net->sink.frames);
+
+	/* the byte weight: 472-byte chains (12 + 460), 1000 bytes per round ->
+	 * the round ends with the chain that reaches it, the third */
+	setup(HOST_TIMER_REARM, false, false);
+	net->tx_weight_bytes = 1000;
+	for (unsigned i = 0; i < 7; i++, seq++)
+		guest_send(seq, 460, ONE_DESC, NULL);
+	CHECK(net_tx_on_notify(net) && vr.used->idx == 3 && net_tx_continuing(net),
+	      "byte budget 1000, chains of 472: the round ends after 3 (used idx %u)", vr.used->idx);
+	net_tx_on_continue(net);
+	net_tx_on_continue(net);
+	CHECK(vr.used->idx == 7 && !net_tx_continuing(net) && net->sink.frames == 7 && net->st.continuations == 2,
+	      "two continuations take 3 and 1: all 7 good (used idx %u)", vr.used->idx);
+
+	/* exactly the budget available: the round stops, but nothing is left */
+	setup(HOST_TIMER_REARM, false, false);
+	net->tx_weight_chains = 4;
+	send_frames(4, ONE_DESC);
+	CHECK(net_tx_on_notify(net) && vr.used->idx == 4 && !net_tx_continuing(net),
+	      "4 chains, budget 4: all taken, no continuation pending");
+
+	/* a reset while a continuation is pending: the continuation finds no
+	 * rings and ends; no write through the reset queue */
+	setup(HOST_TIMER_REARM, false, false);
+	net->tx_weight_chains = 2;
+	send_frames(5, ONE_DESC);
+	net_tx_on_notify(net);
+	guest_reset();
+	net_tx_on_continue(net);
+	CHECK(!net_tx_continuing(net) && vr.used->idx == 2, "reset with a continuation pending: it ends, takes nothing");
+}
+
+/* The 2.6.27 one-shot timer with event idx drains "until a drain finds
+ * nothing"; with a budget, that loop ends at the budget and the
+ * continuation carries it on, setting avail_event again at its end. */
+static void test_budget_oneshot_event_idx(void)
+{
+	setup(HOST_TIMER_ONESHOT, false, false);
+	tx->event_idx = true;
+	net->tx_weight_chains = 4;
+	send_frames(2, ONE_DESC);
+	net_tx_on_notify(net);
+	send_frames(10, ONE_DESC);
+	CHECK(!net_tx_on_timeout(net) && !net->suppressed && vr.used->idx == 6 && net_tx_continuing(net),
+	      "oneshot + event idx, 10 waiting, budget 4: the expiry takes 4, more to take (used idx %u)",
+	      vr.used->idx);
+	while (net_tx_continuing(net))
+		net_tx_on_continue(net);
+	CHECK(vr.used->idx == 12 && vring_avail_event(&vr) == 12 && net->st.continuations == 2,
+	      "continuations take the other 6 and leave avail_event at last_avail 12 (%u)", vring_avail_event(&vr));
+	CHECK(net->st.timeouts == 1 && net->st.buffers_by_timer == 10, "1 timeout, 10 by timer");
+}
+
+/* lguest model: the continuation runs on the vCPU thread in net_vcpu_poll,
+ * one round per call, so run_vcpu looks at the stop flag between rounds. */
+static void test_budget_vcpu_poll(void)
+{
+	unsigned rounds = 0;
+
+	setup(HOST_TIMER_REARM, false, false);
+	net->cfg.model = NET_MODEL_LGUEST;
+	net->tx_weight_chains = 3;
+	send_frames(10, ONE_DESC);
+	net_tx_on_notify(net);
+	while (net_tx_continuing(net) && rounds < 100) {
+		net_vcpu_poll(net);
+		rounds++;
+	}
+	CHECK(rounds == 3 && vr.used->idx == 10 && net->st.continuations == 3 && net->sink.frames == 10,
+	      "net_vcpu_poll takes one round per call: 3 rounds after the notify's, 10 frames (%u rounds)", rounds);
+	net_vcpu_poll(net);
+	CHECK(net->st.continuations == 3 && net->st.timeouts == 0, "with nothing pending it does nothing");
 }
 
 int main(void)
@@ -487,6 +734,11 @@ int main(void)
 	test_sink();
 	test_hostile();
 	test_reset_while_suppressed();
+	test_recovery();
+	test_tx_chain_cap();
+	test_budget();
+	test_budget_oneshot_event_idx();
+	test_budget_vcpu_poll();
 	close(net->mmio.irqfd);
 	pthread_mutex_destroy(&net->mmio.lock);
 	free(net);

@@ -371,6 +371,84 @@ static void test_hostile(void)
 	expect_broken("then head 9", "head index 9");
 }
 
+/* The device's cap on one chain's total length (vq.max_chain_bytes): the
+ * review's attack was every ring slot holding a chain of descriptors that
+ * each cover all of RAM, so one notify made the console write terabytes.
+ * Over the cap is a broken ring like any other violation; the walk stops at
+ * the descriptor that crosses it, not after resolving the whole chain. */
+static void test_chain_cap(void)
+{
+	struct vring_desc *t;
+	int rc;
+
+	/* exactly at the cap: 3 descriptors, 100 + 200 readable + 700 writable = 1000 */
+	setup(8, false, false);
+	vq.max_chain_bytes = 1000;
+	set_desc(vr.desc, 0, BUF_GPA, 100, VRING_DESC_F_NEXT, 1);
+	set_desc(vr.desc, 1, BUF_GPA, 200, VRING_DESC_F_NEXT, 2);
+	set_desc(vr.desc, 2, BUF_GPA, 700, VRING_DESC_F_WRITE, 0);
+	post(0);
+	rc = vq_pop_avail(&vq, &chain);
+	CHECK(rc == 1 && chain.count == 3 && chain.out_len + chain.in_len == 1000,
+	      "cap 1000: a chain of exactly 1000 bytes (readable + writable) is accepted (rc %d, \"%s\")", rc, vq.error);
+
+	/* one byte over, and the byte that crosses it is a writable one: writable
+	 * bytes count, since the walker resolves them too */
+	set_desc(vr.desc, 2, BUF_GPA, 701, VRING_DESC_F_WRITE, 0);
+	post(0);
+	expect_broken("cap 1000, chain of 1001 bytes", "chain longer than 1000 bytes (head 0)");
+
+	/* the review's ring: every slot, a chain of all 8 descriptors, each
+	 * covering all of RAM.  Refused at the first descriptor. */
+	setup(8, false, false);
+	vq.max_chain_bytes = 64 << 10;
+	for (unsigned i = 0; i < 8; i++) {
+		set_desc(vr.desc, i, 0, MEM_SIZE, i < 7 ? VRING_DESC_F_NEXT : 0, (uint16_t)(i + 1));
+		post(0);
+	}
+	expect_broken("every slot: 8 descriptors of all of RAM, cap 64 KiB", "chain longer than 65536 bytes");
+	CHECK(chain.count == 0 && vq.last_avail == 0,
+	      "the walk stopped at the first descriptor (%u resolved) and took nothing", chain.count);
+
+	/* the cap covers the descriptors inside an indirect table too */
+	setup(8, true, false);
+	vq.max_chain_bytes = 4096;
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	set_desc(t, 0, BUF_GPA, 4000, VRING_DESC_F_NEXT, 1);
+	set_desc(t, 1, BUF_GPA, 96, 0, 0);
+	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	CHECK(vq_pop_avail(&vq, &chain) == 1 && chain.out_len == 4096, "indirect chain of exactly 4096 bytes accepted");
+	set_desc(t, 1, BUF_GPA, 97, 0, 0);
+	post(0);
+	expect_broken("indirect chain of 4097 bytes, cap 4096", "chain longer than 4096 bytes");
+
+	/* a direct descriptor before the table counts towards the same cap */
+	setup(8, true, false);
+	vq.max_chain_bytes = 4096;
+	set_desc(t, 0, BUF_GPA, 4000, VRING_DESC_F_NEXT, 1);
+	set_desc(t, 1, BUF_GPA, 96, 0, 0);
+	set_desc(vr.desc, 1, BUF_GPA, 1, VRING_DESC_F_NEXT, 2);
+	set_desc(vr.desc, 2, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
+	post(1);
+	expect_broken("1 direct byte + a 4096-byte table, cap 4096", "chain longer than 4096 bytes (head 1)");
+
+	/* 0 means no cap: the same all-of-RAM chain is legal (the queues whose
+	 * device only writes what it has, e.g. receive queues) */
+	setup(8, false, false);
+	for (unsigned i = 0; i < 8; i++)
+		set_desc(vr.desc, i, 0, MEM_SIZE, i < 7 ? VRING_DESC_F_NEXT : 0, (uint16_t)(i + 1));
+	post(0);
+	CHECK(vq_pop_avail(&vq, &chain) == 1 && chain.out_len == 8ull * MEM_SIZE, "no cap (0): 8 MiB chain accepted");
+
+	/* the cap is the device's, not the driver's: a device reset keeps it */
+	setup(8, false, false);
+	vq.max_chain_bytes = 512;
+	vq_reset(&vq);
+	CHECK(vq.max_chain_bytes == 512 && !strcmp(vq.name, "test") && !vq.ready,
+	      "vq_reset keeps the name and the cap (%llu), drops the rings", (unsigned long long)vq.max_chain_bytes);
+}
+
 static void test_notify_flags(void)
 {
 	/* without EVENT_IDX: the NO_NOTIFY flag */
@@ -456,6 +534,7 @@ int main(void)
 	test_good_chains();
 	test_indirect_good();
 	test_hostile();
+	test_chain_cap();
 	test_notify_flags();
 	test_should_interrupt();
 	free(mem.host);
