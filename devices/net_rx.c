@@ -15,11 +15,21 @@
  * look once more (the guest may have posted meanwhile), and then wait for
  * the guest's notify before reading the tap again.  Frames meanwhile stay in
  * the tap's queue; slirp's are dropped (its TCP retransmits).
+ *
+ * Both backends treat a frame that does not fit the buffer it got alike: it
+ * is dropped and the buffer goes back empty, counted in dropped_too_big --
+ * never cut and counted as delivered.  slirp's frame has a known length; a
+ * tap's is only known after the read, so the read gets one host byte past
+ * the guest's buffers to show that the frame went on.  And the header's
+ * num_buffers is written wherever it landed: the guest may split its header
+ * across descriptors at any byte.
  */
 #include "net.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <linux/virtio_net.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -66,16 +76,35 @@ static bool rx_chain_writable(const struct vq_chain *c)
 	return c->out_len == 0;
 }
 
-/* VERSION_1 without MRG_RXBUF: num_buffers must read 1. */
+/* Write `len` bytes at byte `at` of the chain's buffers, read in order, as
+ * the guest will read them; the caller checked that they fit (in_len). */
+static void rx_write_at(struct vq_chain *c, uint64_t at, const void *src, size_t len)
+{
+	const uint8_t *from = src;
+
+	for (unsigned i = 0; i < c->count && len; i++) {
+		uint64_t room = c->buf[i].len;
+		size_t n;
+
+		if (at >= room) {
+			at -= room;
+			continue;
+		}
+		n = room - at < len ? (size_t)(room - at) : len;
+		memcpy(c->buf[i].host + at, from, n);
+		from += n;
+		len -= n;
+		at = 0;
+	}
+}
+
+/* VERSION_1 without MRG_RXBUF: num_buffers must read 1.  tun leaves those
+ * two bytes as they were in the guest's buffer. */
 static void rx_finish_header(struct vq_chain *c)
 {
-	struct virtio_net_hdr_v1 h;
+	uint16_t one = htole16(1);
 
-	if (c->buf[0].len >= RX_HDR) {
-		memcpy(&h, c->buf[0].host, RX_HDR);
-		h.num_buffers = 1;
-		memcpy(c->buf[0].host, &h, RX_HDR);
-	}
+	rx_write_at(c, offsetof(struct virtio_net_hdr_v1, num_buffers), &one, sizeof(one));
 }
 
 /* Return the current chain with `written` bytes in it (0: handed back empty). */
@@ -95,10 +124,7 @@ static void rx_complete(struct net *net, uint32_t written, size_t frame_len)
 int net_rx_deliver(struct net *net, const void *frame, size_t len)
 {
 	struct vq_chain *c = &net->rx_chain;
-	struct virtio_net_hdr_v1 hdr = { .num_buffers = 1 };
-	const uint8_t *src[2] = { (const uint8_t *)&hdr, frame };
-	size_t left[2] = { RX_HDR, len };
-	unsigned part = 0;
+	struct virtio_net_hdr_v1 hdr = { .num_buffers = htole16(1) };
 
 	if (rx_pop(net) <= 0) {
 		net->rx.dropped_no_buffer++;
@@ -110,21 +136,8 @@ int net_rx_deliver(struct net *net, const void *frame, size_t len)
 		rx_return(net, 0);
 		return -1;
 	}
-	for (unsigned i = 0; i < c->count && part < 2; i++) {
-		uint8_t *dst = c->buf[i].host;
-		size_t room = c->buf[i].len;
-
-		while (room && part < 2) {
-			size_t n = left[part] < room ? left[part] : room;
-
-			memcpy(dst, src[part], n);
-			dst += n;
-			room -= n;
-			src[part] += n;
-			if (!(left[part] -= n))
-				part++;
-		}
-	}
+	rx_write_at(c, 0, &hdr, RX_HDR);
+	rx_write_at(c, RX_HDR, frame, len);
 	rx_complete(net, (uint32_t)(RX_HDR + len), len);
 	return 0;
 }
@@ -137,7 +150,8 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 	/* The budget counts buffers taken, good or refused, so a guest that
 	 * keeps posting unusable ones cannot hold this thread here. */
 	for (unsigned taken = 0; taken < budget && rx_pop(net) > 0; taken++) {
-		struct iovec iov[64];
+		struct iovec iov[64 + 1];
+		uint8_t beyond;      /* a byte read here means the frame did not fit */
 		unsigned n = 0;
 		ssize_t r;
 
@@ -148,6 +162,7 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 		}
 		for (unsigned i = 0; i < c->count; i++)
 			iov[n++] = (struct iovec){ .iov_base = c->buf[i].host, .iov_len = c->buf[i].len };
+		iov[n++] = (struct iovec){ .iov_base = &beyond, .iov_len = 1 };
 		do
 			r = readv(net->tap.fd, iov, (int)n);
 		while (r < 0 && errno == EINTR);
@@ -159,6 +174,14 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 		}
 		if ((size_t)r < RX_HDR) {
 			net->rx.read_errors++;
+			rx_return(net, 0);
+			continue;
+		}
+		/* Longer than the buffers: tun reports the whole length, a datagram
+		 * socket fills the extra byte.  The rest of the frame is gone either
+		 * way, so it is dropped, not delivered cut. */
+		if ((uint64_t)r > c->in_len) {
+			net->rx.dropped_too_big++;
 			rx_return(net, 0);
 			continue;
 		}

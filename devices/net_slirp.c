@@ -16,12 +16,21 @@
  *
  * The lock is never held across poll(), so the guest's transmits are never
  * blocked by the thread waiting for the outside world.
+ *
+ * The gate (net_slirp.h): before slirp_input, net_slirp_transmit looks at
+ * the frame's Ethernet, IPv4 and TCP headers and passes only ARP and
+ * unfragmented TCP to --peer; a SYN that would open a new host socket also
+ * needs slirp to hold fewer than NET_SLIRP_MAX_CONNECTIONS.  slirp reports
+ * every host socket it opens or closes through register/unregister_poll_fd,
+ * so that count is exact.  DNS and DHCP are switched off in slirp itself
+ * (the guest's addresses come on its command line).
  */
 #include "net_slirp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -155,17 +164,40 @@ static void cb_timer_mod(void *timer, int64_t expire_ms, void *opaque)
 	net_slirp_wake(opaque);   /* the sleeping thread's timeout may now be too long */
 }
 
+/* The poll set is rebuilt from slirp_pollfds_fill every round; these two
+ * only keep the count of host sockets the connection cap needs. */
 static void cb_register_poll_fd(int fd, void *opaque)
 {
-	/* the poll set is rebuilt from slirp_pollfds_fill every round */
-	(void)fd;
-	(void)opaque;
+	struct net_slirp *s = opaque;
+
+	if (fd < 0)
+		return;
+	if (s->host_sockets == s->host_fds_cap) {
+		unsigned cap = s->host_fds_cap ? 2 * s->host_fds_cap : 32;
+		int *fds = realloc(s->host_fds, cap * sizeof(*fds));
+
+		if (!fds) {
+			/* Cannot remember it: count it anyway, so the cap errs shut. */
+			s->host_sockets++;
+			return;
+		}
+		s->host_fds = fds;
+		s->host_fds_cap = cap;
+	}
+	s->host_fds[s->host_sockets++] = fd;
 }
 
 static void cb_unregister_poll_fd(int fd, void *opaque)
 {
-	(void)fd;
-	(void)opaque;
+	struct net_slirp *s = opaque;
+	unsigned known = s->host_sockets < s->host_fds_cap ? s->host_sockets : s->host_fds_cap;
+
+	for (unsigned i = 0; i < known; i++)
+		if (s->host_fds[i] == fd) {
+			s->host_fds[i] = s->host_fds[known - 1];
+			s->host_sockets--;
+			return;
+		}
 }
 
 static void cb_notify(void *opaque)
@@ -329,10 +361,14 @@ int net_slirp_open(struct net_slirp *s, pthread_mutex_t *lock, net_slirp_deliver
 {
 	SlirpConfig cfg = {
 		.version = 4,
-		.restricted = 0,             /* the guest may reach the host and the world */
+		/* Restricted mode would shut out the peer on the host's loopback
+		 * too; net_slirp_transmit's gate restricts instead (net_slirp.h). */
+		.restricted = 0,
 		.in_enabled = true,
 		.in6_enabled = false,
 		.disable_host_loopback = false,  /* 10.0.2.2:PORT is the host's 127.0.0.1:PORT */
+		.disable_dns = true,             /* no resolver on the host on the guest's behalf */
+		.disable_dhcp = true,            /* the guest's address is on its command line */
 	};
 	Slirp *slirp;
 
@@ -365,6 +401,57 @@ int net_slirp_open(struct net_slirp *s, pthread_mutex_t *lock, net_slirp_deliver
 	return 0;
 }
 
+void net_slirp_allow(struct net_slirp *s, uint32_t ip, uint16_t port)
+{
+	s->peer_ip = ip;
+	s->peer_port = port;
+}
+
+static uint16_t be16_at(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t be32_at(const uint8_t *p)
+{
+	return (uint32_t)be16_at(p) << 16 | be16_at(p + 2);
+}
+
+/* The gate: NULL if slirp may have this Ethernet frame, or why not.  It
+ * reads only headers that lie inside the frame. */
+static const char *gate_refuses(struct net_slirp *s, const uint8_t *f, size_t len, bool *over_cap)
+{
+	const uint8_t *ip, *tcp;
+	unsigned ihl;
+	uint16_t type = be16_at(f + 12);
+
+	*over_cap = false;
+	if (type == 0x0806)
+		return NULL;   /* ARP: slirp answers for its own addresses, no socket */
+	if (type != 0x0800)
+		return "not IPv4 or ARP";
+	ip = f + NET_SLIRP_ETH_HLEN;
+	ihl = (ip[0] & 15u) * 4;
+	if (len < NET_SLIRP_ETH_HLEN + 20 || ip[0] >> 4 != 4 || ihl < 20 || len < NET_SLIRP_ETH_HLEN + ihl)
+		return "a truncated or malformed IPv4 header";
+	/* A fragment's ports are not in it, and reassembly could rewrite them. */
+	if (be16_at(ip + 6) & 0x3fff)
+		return "an IP fragment";
+	if (ip[9] != 6)
+		return "IPv4 that is not TCP";
+	if (len < NET_SLIRP_ETH_HLEN + ihl + 20)
+		return "a truncated TCP header";
+	tcp = ip + ihl;
+	if (!s->peer_ip || be32_at(ip + 16) != s->peer_ip || be16_at(tcp + 2) != s->peer_port)
+		return "TCP to an address or port other than --peer";
+	/* SYN without ACK is what makes slirp open a host socket. */
+	if ((tcp[13] & 0x12) == 0x02 && s->host_sockets >= NET_SLIRP_MAX_CONNECTIONS) {
+		*over_cap = true;
+		return "a new connection beyond the cap";
+	}
+	return NULL;
+}
+
 int net_slirp_start(struct net_slirp *s)
 {
 	int err = pthread_create(&s->thread, NULL, net_slirp_poll_thread, s);
@@ -381,6 +468,8 @@ int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain)
 	const size_t room = sizeof(s->gather);
 	uint64_t total = 0;
 	size_t len = 0;
+	const char *why;
+	bool over_cap;
 
 	for (unsigned i = 0; i < chain->count; i++) {
 		const struct vq_buf *b = &chain->buf[i];
@@ -401,6 +490,15 @@ int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain)
 	if (len < NET_SLIRP_HDR_LEN + NET_SLIRP_ETH_HLEN) {
 		net_slirp_error(s, "slirp: dropped a chain of %zu bytes, too short for a %u-byte header and an Ethernet header",
 				len, NET_SLIRP_HDR_LEN);
+		return -1;
+	}
+	why = gate_refuses(s, s->gather + NET_SLIRP_HDR_LEN, len - NET_SLIRP_HDR_LEN, &over_cap);
+	if (why) {
+		s->frames_refused++;
+		s->connections_refused += over_cap;
+		net_slirp_error(s, "slirp: dropped a frame from the guest: %s (only --peer %u.%u.%u.%u:%u, at most %u connections)",
+				why, s->peer_ip >> 24, (s->peer_ip >> 16) & 255, (s->peer_ip >> 8) & 255, s->peer_ip & 255,
+				s->peer_port, NET_SLIRP_MAX_CONNECTIONS);
 		return -1;
 	}
 	/* No offloads are negotiated, so the header carries nothing we need. */
@@ -440,4 +538,7 @@ void net_slirp_close(struct net_slirp *s)
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
 	s->wake_fd = -1;
+	free(s->host_fds);
+	s->host_fds = NULL;
+	s->host_fds_cap = s->host_sockets = 0;
 }

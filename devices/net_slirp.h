@@ -10,6 +10,17 @@
  * those sockets and slirp's timers, and every frame slirp produces comes out
  * through the deliver callback, which the device turns into a receive buffer.
  *
+ * The guest reaches exactly one host destination: --peer (ADDR:PORT, TCP).
+ * libslirp's own restricted mode cannot express that -- it lets a
+ * restricted guest reach only its guestfwd entries, which are served by a
+ * command, a unix socket or the application itself, never a plain TCP
+ * connection to the host's 127.0.0.1 -- so slirp runs unrestricted and
+ * net_slirp_transmit is the gate instead: only ARP and TCP to the peer get
+ * to slirp_input, and a new connection only while slirp holds fewer than
+ * NET_SLIRP_MAX_CONNECTIONS host sockets (counted through its
+ * register/unregister_poll_fd callbacks).  Everything else is dropped and
+ * counted before slirp sees it (docs/tcp.md).
+ *
  * libslirp is not thread-safe, so every call into it is made holding the
  * device's lock (*lock): the device thread or vCPU already holds it when it
  * transmits, and the poll thread takes it around each slirp call.  deliver
@@ -63,16 +74,34 @@ struct net_slirp {
 	uint64_t frames_from_guest, bytes_from_guest;
 	uint64_t frames_to_guest, bytes_to_guest;
 	uint64_t errors;              /* rejected chains and slirp's complaints about the guest */
+	uint64_t frames_refused;      /* of those, frames for anything but the peer (ARP aside) */
+	uint64_t connections_refused; /* of those, SYNs to the peer beyond the connection cap */
+	/* the gate */
+	uint32_t peer_ip;             /* host order; 0: no TCP at all */
+	uint16_t peer_port;
+	unsigned host_sockets;        /* sockets slirp holds open (registered poll fds) */
+	int *host_fds;                /* which: an unregister only counts for a registered fd */
+	unsigned host_fds_cap;
 	char first_error[200];
 	uint8_t gather[NET_SLIRP_HDR_LEN + NET_SLIRP_FRAME_MAX];  /* one transmitted chain, contiguous */
 };
 
-/* Create the slirp instance (no sockets are opened yet).  -1 with diag set. */
+/* Create the slirp instance (no sockets are opened yet).  -1 with diag set.
+ * The gate starts shut; when `opaque` is the virtio-net device that embeds
+ * `s` (struct net, net.h), its configured --peer is allowed. */
 int net_slirp_open(struct net_slirp *s, pthread_mutex_t *lock, net_slirp_deliver_fn deliver, void *opaque);
+/* Host sockets slirp may hold at once: the guest's connections to the peer. */
+#define NET_SLIRP_MAX_CONNECTIONS 16u
+
+/* The one destination the guest may reach: TCP to ip:port (host order, as
+ * the guest addresses it; 10.0.2.2 is the host's 127.0.0.1).  Caller holds
+ * *lock or the poll thread is not running. */
+void net_slirp_allow(struct net_slirp *s, uint32_t ip, uint16_t port);
 /* Start the poll thread; called after privileges are dropped.  -1 with diag set. */
 int net_slirp_start(struct net_slirp *s);
 /* Caller holds *lock.  0 if slirp took the frame, -1 if the chain was too
- * short or too long to be one (counted, first reason kept). */
+ * short or too long to be one, or the gate refused it (counted, first
+ * reason kept). */
 int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain);
 /* Stop and join the poll thread (without *lock held).  Safe if never started. */
 void net_slirp_stop(struct net_slirp *s);

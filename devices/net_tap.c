@@ -6,10 +6,23 @@
  * kernel copies the frame once, straight out of guest RAM -- what lguest's
  * launcher did with writev() in 2008.  A write error (interface down, no
  * buffer space) is counted and the frame is dropped, as a NIC would.
+ *
+ * The virtio-net header is the exception: it is copied out of the chain
+ * (the guest may split it across buffers) and tun gets the host's own header
+ * in its place.  tun acts on whatever header it is given -- GSO, NEEDS_CSUM --
+ * whatever the device negotiated, so the guest's header would otherwise make
+ * the host kernel segment and checksum on its behalf.  So: no offloads
+ * negotiated, a zero header; CSUM (+ HOST_TSO4) negotiated, only those
+ * fields, and only if they describe this frame.  A header that asks for
+ * more, or lies about the frame, is refused: the frame is dropped and
+ * counted like a failed write, and the ring stays usable (a bad header is a
+ * bad frame, not a broken ring -- the descriptors themselves were fine).
  */
 #include "net_tap.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <linux/virtio_net.h>
@@ -24,6 +37,8 @@
 #include <unistd.h>
 
 #include "diag.h"
+
+#define TAP_HDR sizeof(struct virtio_net_hdr_v1)
 
 /* SIOCSIFADDR, SIOCSIFNETMASK, then IFF_UP: the host end of the link. */
 static int tap_configure(const char *ifname, uint32_t ip, uint8_t prefix)
@@ -84,38 +99,111 @@ int net_tap_open(struct net_tap *tap, const char *ifname, uint32_t host_ip, uint
 	return host_ip ? tap_configure(tap->ifname, host_ip, prefix) : 0;
 }
 
-int net_tap_transmit(struct net_tap *tap, const struct vq_chain *chain)
+/* Count a dropped frame; the first reason is kept for the stats. */
+static int __attribute__((format(printf, 2, 3))) tap_drop(struct net_tap *tap, const char *fmt, ...)
 {
+	va_list ap;
+	size_t used;
+
+	if (tap->errors++)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(tap->first_error, sizeof(tap->first_error), fmt, ap);
+	va_end(ap);
+	used = strlen(tap->first_error);
+	snprintf(tap->first_error + used, sizeof(tap->first_error) - used, " (frame %llu)",
+		 (unsigned long long)tap->frames);
+	return -1;
+}
+
+/* The header tun may see for this frame, built field by field from what was
+ * negotiated; NULL, or why the guest's header is refused. */
+static const char *tap_header(const struct virtio_net_hdr_v1 *in, uint64_t negotiated, uint64_t frame_len,
+			      struct virtio_net_hdr_v1 *out)
+{
+	bool csum = negotiated & (1ull << VIRTIO_NET_F_CSUM);
+	/* The spec makes HOST_TSO4 depend on CSUM; without CSUM it means nothing. */
+	bool tso4 = csum && (negotiated & (1ull << VIRTIO_NET_F_HOST_TSO4));
+	bool ecn = tso4 && (negotiated & (1ull << VIRTIO_NET_F_HOST_ECN));
+	uint32_t csum_end = (uint32_t)in->csum_start + in->csum_offset + 2;
+
+	memset(out, 0, sizeof(*out));
+	if (!csum)
+		return NULL;   /* the guest's header carries nothing we agreed on: tun gets zeros */
+	if (in->flags & ~VIRTIO_NET_HDR_F_NEEDS_CSUM)
+		return "flags other than NEEDS_CSUM";
+	if (in->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		if (csum_end > frame_len)
+			return "csum_start + csum_offset outside the frame";
+		out->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		out->csum_start = in->csum_start;
+		out->csum_offset = in->csum_offset;
+	}
+	if (in->gso_type == VIRTIO_NET_HDR_GSO_NONE)
+		return NULL;   /* gso_size and hdr_len mean nothing without GSO: left 0 */
+	if ((in->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_TCPV4 || !tso4)
+		return "a GSO type that was not negotiated (only TCPV4 with HOST_TSO4)";
+	if ((in->gso_type & VIRTIO_NET_HDR_GSO_ECN) && !ecn)
+		return "GSO with ECN, HOST_ECN not negotiated";
+	if (!(in->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM))
+		return "GSO without NEEDS_CSUM";
+	/* The headers copied into every segment must hold the checksum field,
+	 * and every segment must carry payload. */
+	if (in->hdr_len < csum_end || in->hdr_len > frame_len)
+		return "hdr_len not covering the TCP checksum, or past the frame";
+	if (!in->gso_size || in->gso_size > frame_len - in->hdr_len)
+		return "gso_size 0 or larger than the frame's payload";
+	out->gso_type = in->gso_type;
+	out->hdr_len = in->hdr_len;
+	out->gso_size = in->gso_size;
+	return NULL;
+}
+
+int net_tap_write(struct net_tap *tap, const struct vq_chain *chain, uint64_t negotiated)
+{
+	struct virtio_net_hdr_v1 guest_hdr, hdr;
 	struct iovec iov[64];
-	unsigned n = 0;
-	size_t len = 0;
+	unsigned n = 1;          /* iov[0] is the host's header */
+	size_t got = 0, frame_len = 0;
+	const char *why;
 	ssize_t w;
 
 	for (unsigned i = 0; i < chain->count; i++) {
-		if (chain->buf[i].device_writes)
+		const struct vq_buf *b = &chain->buf[i];
+		size_t take = 0;
+
+		if (b->device_writes)
 			continue;
-		if (n == sizeof(iov) / sizeof(iov[0])) {
-			errno = E2BIG;
-			goto fail;
+		if (got < TAP_HDR) {
+			take = TAP_HDR - got < b->len ? TAP_HDR - got : b->len;
+			memcpy((uint8_t *)&guest_hdr + got, b->host, take);
+			got += take;
 		}
-		iov[n++] = (struct iovec){ .iov_base = chain->buf[i].host, .iov_len = chain->buf[i].len };
-		len += chain->buf[i].len;
+		if (take == b->len)
+			continue;
+		if (n == sizeof(iov) / sizeof(iov[0]))
+			return tap_drop(tap, "write to tap %s: %s", tap->ifname, strerror(E2BIG));
+		iov[n++] = (struct iovec){ .iov_base = b->host + take, .iov_len = b->len - take };
+		frame_len += b->len - take;
 	}
+	if (got < TAP_HDR)
+		return tap_drop(tap, "write to tap %s: a %zu-byte chain, shorter than the virtio-net header", tap->ifname,
+				got);
+	why = tap_header(&guest_hdr, negotiated, frame_len, &hdr);
+	if (why) {
+		tap->hdr_refused++;
+		return tap_drop(tap, "tap %s: refused the guest's virtio-net header: %s", tap->ifname, why);
+	}
+	iov[0] = (struct iovec){ .iov_base = &hdr, .iov_len = TAP_HDR };
 	do
 		w = writev(tap->fd, iov, n);
 	while (w < 0 && errno == EINTR);
-	if (w == (ssize_t)len && len >= sizeof(struct virtio_net_hdr_v1)) {
+	if (w == (ssize_t)(TAP_HDR + frame_len)) {
 		tap->frames++;
-		tap->bytes += len - sizeof(struct virtio_net_hdr_v1);
+		tap->bytes += frame_len;
 		return 0;
 	}
-	if (w >= 0)
-		errno = EMSGSIZE;
-fail:
-	if (!tap->errors++)
-		snprintf(tap->first_error, sizeof(tap->first_error), "write to tap %s: %s (frame %llu)",
-			 tap->ifname, strerror(errno), (unsigned long long)tap->frames);
-	return -1;
+	return tap_drop(tap, "write to tap %s: %s", tap->ifname, strerror(w < 0 ? errno : EMSGSIZE));
 }
 
 void net_tap_close(struct net_tap *tap)

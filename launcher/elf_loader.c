@@ -7,6 +7,12 @@
  * launcher's own boot data cannot be overwritten), and finally the PVH note
  * XEN_ELFNOTE_PHYS32_ENTRY, whose address must lie in an executable segment.
  * Only then is anything written to guest memory.
+ *
+ * The file decides where its headers sit, and nothing keeps a hostile one
+ * aligned (nor is the buffer it arrives in promised to be), so every header
+ * is memcpy'd into an aligned local before a field is read: a cast pointer
+ * into the image would be a misaligned access, undefined behaviour that x86
+ * merely tolerates.
  */
 #include "elf_loader.h"
 
@@ -69,26 +75,37 @@ static int in_file(size_t size, uint64_t off, uint64_t len)
 	return !__builtin_add_overflow(off, len, &end) && end <= size;
 }
 
+/* Program header i of a table already checked to lie inside the file. */
+static Elf64_Phdr phdr_at(const uint8_t *image, uint64_t phoff, unsigned i)
+{
+	Elf64_Phdr ph;
+
+	memcpy(&ph, image + phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+	return ph;
+}
+
 /* 1 and the PVH entry from the PT_NOTE segments; 0 if there is none; -1 if
- * the notes are malformed. */
-static int find_pvh_entry(const char *path, const uint8_t *image, const Elf64_Phdr *ph, unsigned n,
-			  uint32_t *entry)
+ * the notes are malformed.  Every PT_NOTE was checked to lie inside the file. */
+static int find_pvh_entry(const char *path, const uint8_t *image, uint64_t phoff, unsigned n, uint32_t *entry)
 {
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t off = ph[i].p_offset, end = ph[i].p_offset + ph[i].p_filesz;
+		Elf64_Phdr ph = phdr_at(image, phoff, i);
+		uint64_t off = ph.p_offset, end = ph.p_offset + ph.p_filesz;
 
-		if (ph[i].p_type != PT_NOTE)
+		if (ph.p_type != PT_NOTE)
 			continue;
 		while (off + sizeof(Elf64_Nhdr) <= end) {
-			const Elf64_Nhdr *nh = (const void *)(image + off);
-			uint64_t name = off + sizeof(*nh);
-			uint64_t desc = name + (((uint64_t)nh->n_namesz + 3) & ~3ull);
-			uint64_t next = desc + (((uint64_t)nh->n_descsz + 3) & ~3ull);
+			Elf64_Nhdr nh;
+			uint64_t name, desc, next;
 
+			memcpy(&nh, image + off, sizeof(nh));
+			name = off + sizeof(nh);
+			desc = name + (((uint64_t)nh.n_namesz + 3) & ~3ull);
+			next = desc + (((uint64_t)nh.n_descsz + 3) & ~3ull);
 			if (next > end || next <= off)
 				return diag_fail("%s: malformed ELF note -- the image is corrupt", path);
-			if (nh->n_namesz == 4 && !memcmp(image + name, "Xen", 4) &&
-			    nh->n_type == XEN_ELFNOTE_PHYS32_ENTRY && nh->n_descsz >= 4 && desc + 4 <= next) {
+			if (nh.n_namesz == 4 && !memcmp(image + name, "Xen", 4) &&
+			    nh.n_type == XEN_ELFNOTE_PHYS32_ENTRY && nh.n_descsz >= 4 && desc + 4 <= next) {
 				memcpy(entry, image + desc, 4);
 				return 1;
 			}
@@ -101,59 +118,64 @@ static int find_pvh_entry(const char *path, const uint8_t *image, const Elf64_Ph
 int elf_load_pvh(const char *path, const uint8_t *image, size_t size,
 		 struct guest_mem *gm, uint32_t *entry)
 {
-	const Elf64_Ehdr *eh = (const void *)image;
-	const Elf64_Phdr *ph;
+	Elf64_Ehdr eh;
 	int entry_ok = 0, found;
 
-	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+	if (size < sizeof(eh) || memcmp(image, ELFMAG, SELFMAG))
 		return diag_fail("%s: not an ELF file -- give a guest image built for lguest-kvm", path);
-	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh->e_machine != EM_X86_64)
+	memcpy(&eh, image, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64)
 		return diag_fail("%s: not an x86-64 (ELF64 little-endian) image", path);
-	if (eh->e_type != ET_EXEC)
+	if (eh.e_type != ET_EXEC)
 		return diag_fail("%s: not an executable ELF (type %u) -- link the guest statically at a fixed address",
-				 path, eh->e_type);
-	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 ||
-	    !in_file(size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
+				 path, eh.e_type);
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+	    !in_file(size, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))
 		return diag_fail("%s: truncated or corrupt ELF program headers", path);
-	ph = (const void *)(image + eh->e_phoff);
 
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD && ph[i].p_type != PT_NOTE)
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph = phdr_at(image, eh.e_phoff, i);
+
+		if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE)
 			continue;
-		if (!in_file(size, ph[i].p_offset, ph[i].p_filesz))
+		if (!in_file(size, ph.p_offset, ph.p_filesz))
 			return diag_fail("%s: segment %u extends past the end of the file (truncated image?)", path, i);
-		if (ph[i].p_type != PT_LOAD)
+		if (ph.p_type != PT_LOAD)
 			continue;
-		if (ph[i].p_filesz > ph[i].p_memsz)
+		if (ph.p_filesz > ph.p_memsz)
 			return diag_fail("%s: segment %u has more file bytes than memory bytes", path, i);
-		if (ph[i].p_paddr < LKVM_MIN_LOAD_GPA || !gmem_ptr(gm, ph[i].p_paddr, ph[i].p_memsz))
+		if (ph.p_paddr < LKVM_MIN_LOAD_GPA || !gmem_ptr(gm, ph.p_paddr, ph.p_memsz))
 			return diag_fail("%s: segment %u at 0x%llx+0x%llx lies outside guest RAM [1 MiB, %llu MiB) -- raise --mem or relink the guest",
-					 path, i, (unsigned long long)ph[i].p_paddr,
-					 (unsigned long long)ph[i].p_memsz,
+					 path, i, (unsigned long long)ph.p_paddr,
+					 (unsigned long long)ph.p_memsz,
 					 (unsigned long long)(gm->size >> 20));
 	}
 
-	found = find_pvh_entry(path, image, ph, eh->e_phnum, entry);
+	found = find_pvh_entry(path, image, eh.e_phoff, eh.e_phnum, entry);
 	if (found < 0)
 		return -1;
 	if (!found)
 		return diag_fail("%s: no PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY) -- the guest must be a PVH image", path);
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
-		    *entry >= ph[i].p_paddr && *entry < ph[i].p_paddr + ph[i].p_memsz)
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph = phdr_at(image, eh.e_phoff, i);
+
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    *entry >= ph.p_paddr && *entry < ph.p_paddr + ph.p_memsz)
 			entry_ok = 1;
+	}
 	if (!entry_ok)
 		return diag_fail("%s: PVH entry 0x%x is not inside an executable segment in guest RAM", path, *entry);
 
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph = phdr_at(image, eh.e_phoff, i);
 		uint8_t *dst;
 
-		if (ph[i].p_type != PT_LOAD)
+		if (ph.p_type != PT_LOAD)
 			continue;
-		dst = gmem_ptr(gm, ph[i].p_paddr, ph[i].p_memsz);
-		memcpy(dst, image + ph[i].p_offset, ph[i].p_filesz);
-		memset(dst + ph[i].p_filesz, 0, ph[i].p_memsz - ph[i].p_filesz);
+		dst = gmem_ptr(gm, ph.p_paddr, ph.p_memsz);
+		memcpy(dst, image + ph.p_offset, ph.p_filesz);
+		memset(dst + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
 	}
 	return 0;
 }

@@ -8,14 +8,23 @@
  * pair standing in for the tap (one message = one frame, readv semantics
  * like a tap's), so net_rx_from_tap runs its real read path, including the
  * "nothing to read" case that must hand the popped buffer back.
+ *
+ * The same socket pair stands in for the tap on the transmit side: the test
+ * posts frames on a transmit ring, net_tx_on_notify drains them through the
+ * real device code into the tap backend, and the other end shows the exact
+ * virtio-net header that would have reached tun -- zero unless offloads
+ * were negotiated, and only valid, negotiated fields when they were.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/virtio_config.h>
 #include <linux/virtio_net.h>
 #include <linux/virtio_ring.h>
 
@@ -25,14 +34,16 @@
 
 #define MEM_SIZE (1u << 20)
 #define RING_GPA 0x1000u
+#define TX_RING_GPA 0x5000u
 #define BUF_GPA  0x10000u        /* 4 KiB per descriptor slot */
+#define TX_BUF_GPA 0x40000u      /* 16 KiB per transmit descriptor slot */
 #define NUM      8u
 #define HDR      12u
 
 static struct vm vm;
 static struct net *net;
-static struct vq *rx;
-static struct vring vr;
+static struct vq *rx, *tx;
+static struct vring vr, tvr;
 static int backend[2];           /* [0] is the "tap" the device reads */
 
 static uint8_t *buf_of(uint16_t d)
@@ -66,9 +77,10 @@ static bool no_notify(void)
 	return vr.used->flags & VRING_USED_F_NO_NOTIFY;
 }
 
-static void setup(void)
+static void setup_offloads(bool offloads)
 {
-	struct net_config cfg = { .model = NET_MODEL_THREADED, .timeout_us = 500, .backend = NET_BACKEND_TAP };
+	struct net_config cfg = { .model = NET_MODEL_THREADED, .timeout_us = 500, .backend = NET_BACKEND_TAP,
+				  .offloads = offloads };
 
 	if (net->mmio.irqfd >= 0)
 		close(net->mmio.irqfd);
@@ -86,6 +98,21 @@ static void setup(void)
 		printf("FAIL setup: eventfd or vq_enable: %s\n", rx->error);
 		exit(1);
 	}
+	vring_init(&tvr, NUM, vm.mem.host + TX_RING_GPA, 4096);
+	tx = &net->mmio.vqs[1];
+	tx->num = NUM;
+	tx->desc_gpa = (uint64_t)((uint8_t *)tvr.desc - vm.mem.host);
+	tx->avail_gpa = (uint64_t)((uint8_t *)tvr.avail - vm.mem.host);
+	tx->used_gpa = (uint64_t)((uint8_t *)tvr.used - vm.mem.host);
+	if (vq_enable(tx, &vm.mem) < 0) {
+		printf("FAIL setup: transmit vq_enable: %s\n", tx->error);
+		exit(1);
+	}
+}
+
+static void setup(void)
+{
+	setup_offloads(false);
 }
 
 static void make_frame(uint8_t *f, unsigned len, uint8_t seed)
@@ -226,6 +253,208 @@ static void test_hostile(void)
 	CHECK(net_rx_deliver(net, frame, 60) == -1 && net->mmio.needs_reset, "a chain that loops: refused, reset");
 }
 
+/* ---- the receive path's own header and its sizes ---- */
+
+/* Post a two-descriptor chain whose first buffer holds `first` bytes of the
+ * header, and fill both with stale bytes, as a reused buffer would be. */
+static void post_split(uint16_t d, uint32_t first, uint32_t second)
+{
+	memset(buf_of(d), 0x77, first);
+	memset(buf_of((uint16_t)(d + 1)), 0x77, second);
+	vr.desc[d] = (struct vring_desc){ .addr = BUF_GPA + d * 4096u, .len = first,
+					  .flags = VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, .next = (uint16_t)(d + 1) };
+	vr.desc[d + 1] = (struct vring_desc){ .addr = BUF_GPA + (d + 1) * 4096u, .len = second,
+					      .flags = VRING_DESC_F_WRITE };
+	publish(d);
+}
+
+/* The header's num_buffers as the guest will read it, wherever it landed. */
+static uint16_t num_buffers_in(uint16_t d, uint32_t first)
+{
+	uint8_t h[HDR];
+
+	for (unsigned i = 0; i < HDR; i++)
+		h[i] = i < first ? buf_of(d)[i] : buf_of((uint16_t)(d + 1))[i - first];
+	return (uint16_t)(h[10] | h[11] << 8);
+}
+
+static void test_tap_split_header(void)
+{
+	static const uint32_t firsts[] = { 1, 10, 11 };
+	uint8_t msg[HDR + 70];
+
+	setup();
+	/* tun leaves num_buffers alone (it writes the 10-byte legacy header and
+	 * skips the rest), so whatever is in the guest's buffer stays there
+	 * unless the host writes 1.  The stand-in sends 0x7777 to be sure. */
+	memset(msg, 0, HDR);
+	msg[10] = msg[11] = 0x77;
+	make_frame(msg + HDR, 70, 17);
+	for (unsigned i = 0; i < 3; i++) {
+		uint16_t d = (uint16_t)(2 * i);
+
+		post_split(d, firsts[i], 2048);
+		CHECK(write(backend[1], msg, sizeof(msg)) == (ssize_t)sizeof(msg) && net_rx_from_tap(net, 1) == 1,
+		      "tap: a frame into a chain with %u header byte(s) in its first buffer", firsts[i]);
+		CHECK(num_buffers_in(d, firsts[i]) == 1, "num_buffers reads 1 (got 0x%x) with the header split after byte %u",
+		      num_buffers_in(d, firsts[i]), firsts[i]);
+		CHECK(!memcmp(buf_of((uint16_t)(d + 1)) + (HDR - firsts[i]), msg + HDR, 70), "and the frame follows it");
+	}
+	setup();
+	post_split(0, 5, 2048);
+	CHECK(net_rx_deliver(net, msg + HDR, 70) == 0 && num_buffers_in(0, 5) == 1,
+	      "slirp path: num_buffers 1 with the header split after byte 5");
+}
+
+static void test_oversize(void)
+{
+	uint8_t big[HDR + 300], small[HDR + 60];
+
+	setup();
+	memset(big, 0, HDR);
+	make_frame(big + HDR, 300, 19);
+	memset(small, 0, HDR);
+	make_frame(small + HDR, 60, 23);
+	post(0, HDR + 100, true);
+	post(1, 2048, true);
+	CHECK(write(backend[1], big, sizeof(big)) == (ssize_t)sizeof(big) &&
+	      write(backend[1], small, sizeof(small)) == (ssize_t)sizeof(small), "tap: a 300-byte frame, then a 60-byte one");
+	CHECK(net_rx_from_tap(net, 64) == 1, "only one frame delivered");
+	CHECK(vr.used->idx == 2 && vr.used->ring[0].id == 0 && vr.used->ring[0].len == 0,
+	      "the 112-byte buffer goes back empty, not with a cut frame (used len %u)", vr.used->ring[0].len);
+	CHECK(net->rx.dropped_too_big == 1 && net->rx.frames == 1 && net->rx.bytes == 60,
+	      "tap: dropped and counted as too big (%llu), not delivered (%llu frames)",
+	      (unsigned long long)net->rx.dropped_too_big, (unsigned long long)net->rx.frames);
+	CHECK(vr.used->ring[1].id == 1 && vr.used->ring[1].len == sizeof(small) && !memcmp(buf_of(1) + HDR, small + HDR, 60),
+	      "the oversize frame was consumed: the next one lands whole in the next buffer");
+
+	setup();
+	post(0, HDR + 100, true);
+	CHECK(net_rx_deliver(net, big + HDR, 300) == -1 && net->rx.dropped_too_big == 1 && net->rx.frames == 0 &&
+	      vr.used->ring[0].len == 0, "slirp path: the same frame into the same buffer is dropped and counted alike");
+}
+
+/* ---- what the tap backend hands to tun ---- */
+
+struct tx_case {
+	uint64_t features;            /* what the driver accepted (FEATURES_OK is set) */
+	struct virtio_net_hdr_v1 h;   /* what the guest put in front of its frame */
+	uint32_t frame_len;
+	uint32_t split;               /* header bytes in the first descriptor (0: all 12) */
+};
+
+#define F_CSUM (1ull << VIRTIO_NET_F_CSUM)
+#define F_TSO4 (1ull << VIRTIO_NET_F_HOST_TSO4)
+#define F_ECN  (1ull << VIRTIO_NET_F_HOST_ECN)
+
+/* A TSO header as the guest stub writes it for a 54-byte-header TCP segment. */
+static const struct virtio_net_hdr_v1 tso_hdr = {
+	.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 54,
+	.gso_size = 100, .csum_start = 34, .csum_offset = 16, .num_buffers = 5,
+};
+
+/* Transmit one frame through the real drain; the bytes tun would get go to
+ * *out (length returned, -1 if nothing was written). */
+static ssize_t tx_one(bool offered, const struct tx_case *c, uint8_t *out, size_t out_size)
+{
+	uint8_t *b0 = vm.mem.host + TX_BUF_GPA, *b1 = b0 + 0x4000;
+	uint32_t first = c->split ? c->split : HDR;
+	ssize_t r;
+
+	setup_offloads(offered);
+	net->mmio.driver_features = c->features | (1ull << VIRTIO_F_VERSION_1);
+	net->mmio.status = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK |
+			   VIRTIO_CONFIG_S_DRIVER_OK;
+	memcpy(b0, &c->h, first);
+	memcpy(b1, (const uint8_t *)&c->h + first, HDR - first);
+	make_frame(b1 + (HDR - first), c->frame_len, 29);
+	tvr.desc[0] = (struct vring_desc){ .addr = TX_BUF_GPA, .len = first, .flags = VRING_DESC_F_NEXT, .next = 1 };
+	tvr.desc[1] = (struct vring_desc){ .addr = TX_BUF_GPA + 0x4000, .len = HDR - first + c->frame_len };
+	tvr.avail->ring[0] = 0;
+	__atomic_store_n(&tvr.avail->idx, 1, __ATOMIC_RELEASE);
+	net_tx_on_notify(net);
+	r = recv(backend[1], out, out_size, MSG_DONTWAIT);
+	if (r < 0 && errno != EAGAIN)
+		printf("FAIL recv: %s\n", strerror(errno));
+	return r;
+}
+
+static bool header_is(const uint8_t *got, const struct virtio_net_hdr_v1 *want)
+{
+	return !memcmp(got, want, HDR);
+}
+
+static void test_tap_header(void)
+{
+	static uint8_t out[HDR + 20000], frame[20000];
+	const struct virtio_net_hdr_v1 zero = { 0 };
+	struct virtio_net_hdr_v1 want = tso_hdr;
+	struct tx_case c = { .features = 0, .h = tso_hdr, .frame_len = 1000 };
+	ssize_t r;
+
+	make_frame(frame, sizeof(frame), 29);
+	r = tx_one(false, &c, out, sizeof(out));
+	CHECK(r == HDR + 1000 && header_is(out, &zero) && !memcmp(out + HDR, frame, 1000),
+	      "nothing offered: a GSO/NEEDS_CSUM header from the guest reaches tun as 12 zero bytes (%zd bytes)", r);
+	CHECK(net->tap.frames == 1 && net->tap.errors == 0, "and the frame is written, not refused");
+
+	r = tx_one(true, &c, out, sizeof(out));
+	CHECK(r == HDR + 1000 && header_is(out, &zero), "offered (--tso) but not accepted by the driver: zero header");
+
+	c.features = F_CSUM | F_TSO4;
+	want.num_buffers = 0;
+	r = tx_one(true, &c, out, sizeof(out));
+	CHECK(r == HDR + 1000 && header_is(out, &want) && !memcmp(out + HDR, frame, 1000),
+	      "CSUM + HOST_TSO4 negotiated: the TSO header passes, num_buffers zeroed");
+	c.split = 5;
+	r = tx_one(true, &c, out, sizeof(out));
+	CHECK(r == HDR + 1000 && header_is(out, &want) && !memcmp(out + HDR, frame, 1000),
+	      "the same header split across two descriptors: read whole, passed the same");
+	c.split = 0;
+
+	c.h = (struct virtio_net_hdr_v1){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 16,
+					  .gso_size = 77, .hdr_len = 54 };
+	want = (struct virtio_net_hdr_v1){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 16 };
+	c.features = F_CSUM;
+	r = tx_one(true, &c, out, sizeof(out));
+	CHECK(r == HDR + 1000 && header_is(out, &want),
+	      "CSUM only: NEEDS_CSUM passes; gso_size and hdr_len of a non-GSO frame do not");
+
+	/* Headers that must be refused once offloads are negotiated. */
+	struct { uint64_t features; struct virtio_net_hdr_v1 h; uint32_t len; const char *what; } bad[] = {
+		{ F_CSUM, tso_hdr, 1000, "GSO without HOST_TSO4 negotiated" },
+		{ F_CSUM | F_TSO4, { .flags = 1, .gso_type = VIRTIO_NET_HDR_GSO_TCPV6, .hdr_len = 74, .gso_size = 100,
+				     .csum_start = 54, .csum_offset = 16 }, 1000, "gso_type TCPV6" },
+		{ F_CSUM | F_TSO4, { .flags = 1, .gso_type = VIRTIO_NET_HDR_GSO_UDP, .hdr_len = 42, .gso_size = 100,
+				     .csum_start = 34, .csum_offset = 6 }, 1000, "gso_type UDP" },
+		{ F_CSUM | F_TSO4, { .flags = 1, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_ECN,
+				     .hdr_len = 54, .gso_size = 100, .csum_start = 34, .csum_offset = 16 }, 1000,
+		  "TCPV4 with ECN, HOST_ECN not negotiated" },
+		{ F_CSUM | F_TSO4, { .flags = 1, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 54, .gso_size = 0,
+				     .csum_start = 34, .csum_offset = 16 }, 1000, "GSO with gso_size 0" },
+		{ F_CSUM | F_TSO4, { .flags = 1, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 54, .gso_size = 2000,
+				     .csum_start = 34, .csum_offset = 16 }, 1000, "gso_size larger than the frame's payload" },
+		{ F_CSUM | F_TSO4, { .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 54, .gso_size = 100 }, 1000,
+		  "GSO without NEEDS_CSUM" },
+		{ F_CSUM | F_TSO4, { .flags = 1, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 1001, .gso_size = 100,
+				     .csum_start = 34, .csum_offset = 16 }, 1000, "hdr_len beyond the frame" },
+		{ F_CSUM | F_TSO4, { .flags = 1, .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 20, .gso_size = 100,
+				     .csum_start = 34, .csum_offset = 16 }, 1000, "hdr_len short of the checksum field" },
+		{ F_CSUM, { .flags = 1, .csum_start = 990, .csum_offset = 16 }, 1000, "csum_start + csum_offset past the frame" },
+		{ F_CSUM, { .flags = 1, .csum_start = 0xffff, .csum_offset = 0xffff }, 1000, "csum_start + csum_offset overflowing 16 bits" },
+		{ F_CSUM, { .flags = VIRTIO_NET_HDR_F_DATA_VALID }, 1000, "flags DATA_VALID (receive-only)" },
+		{ F_CSUM, { .flags = 0x80 }, 1000, "an unknown flag" },
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c = (struct tx_case){ .features = bad[i].features, .h = bad[i].h, .frame_len = bad[i].len };
+		r = tx_one(true, &c, out, sizeof(out));
+		CHECK(r < 0 && net->tap.frames == 0 && net->tap.hdr_refused == 1 && net->tap.errors == 1 &&
+		      !net->mmio.needs_reset && tvr.used->idx == 1,
+		      "refused, frame dropped and counted, ring intact: %s", bad[i].what);
+	}
+	CHECK(strstr(net->tap.first_error, "virtio-net header") != NULL, "the reason is kept: %s", net->tap.first_error);
+}
+
 int main(void)
 {
 	if (gmem_map(&vm.mem, MEM_SIZE) < 0 || socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, backend) < 0) {
@@ -243,6 +472,9 @@ int main(void)
 	test_interrupt_suppression();
 	test_from_tap();
 	test_hostile();
+	test_tap_split_header();
+	test_oversize();
+	test_tap_header();
 	close(net->mmio.irqfd);
 	close(backend[0]);
 	close(backend[1]);

@@ -6,17 +6,23 @@
  * hand-built chains the way the ring walker would hand them over (a 12-byte
  * virtio-net header, the frame split across buffers at odd places), and
  * collects what slirp sends back through the deliver callback.  It checks
- * the three things the launcher relies on: slirp answers ARP for the gateway;
- * a guest TCP SYN to 10.0.2.2:PORT becomes a real connection to the host's
- * 127.0.0.1:PORT and the guest gets its SYN-ACK (which needs the poll thread
- * to notice the new socket); and a malformed chain is refused and counted.
- * Every delivery must happen with the device lock held.
+ * what the launcher relies on: slirp answers ARP for the gateway; a guest
+ * TCP SYN to the peer, 10.0.2.2:PORT, becomes a real connection to the
+ * host's 127.0.0.1:PORT and the guest gets its SYN-ACK (which needs the poll
+ * thread to notice the new socket); a malformed chain is refused and
+ * counted.  And what it must not allow: a SYN to any other port or address,
+ * or UDP, opens no host socket, and the guest cannot hold more than
+ * NET_SLIRP_MAX_CONNECTIONS host connections however many SYNs it sends.
+ * Every delivery must happen with the device lock held by the delivering
+ * thread itself (checked with an error-checking mutex, so a delivery
+ * without the lock is caught even while another thread holds it).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -32,7 +38,7 @@
 static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static uint8_t gateway_mac[6];     /* learned from slirp's ARP reply */
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock;       /* error-checking: it knows its owner */
 static struct net_slirp slirp_be;
 static struct vq_chain chain;      /* large: keep it off the stack */
 
@@ -44,15 +50,27 @@ static struct {
 } frames[MAX_FRAMES];
 static unsigned nframes;
 static unsigned deliveries_unlocked;
+static uint16_t peer_port;         /* the listener test_tcp_connect made --peer */
+
+/* Does the calling thread hold the lock?  An error-checking mutex answers
+ * EDEADLK only to its owner; with a deadline in the past, a mutex held by
+ * another thread answers ETIMEDOUT at once, and a free one is taken (0).
+ * (trylock cannot tell: it says EBUSY whoever holds the lock.) */
+static bool lock_held_by_me(void)
+{
+	const struct timespec past = { 0 };
+	int rc = pthread_mutex_timedlock(&lock, &past);
+
+	if (rc == 0)
+		pthread_mutex_unlock(&lock);
+	return rc == EDEADLK;
+}
 
 static void deliver(void *opaque, const void *frame, size_t len)
 {
 	(void)opaque;
-	/* trylock fails (EBUSY) if the lock is held -- by anyone, as it must be */
-	if (pthread_mutex_trylock(&lock) == 0) {
+	if (!lock_held_by_me())
 		deliveries_unlocked++;
-		pthread_mutex_unlock(&lock);
-	}
 	if (nframes < MAX_FRAMES) {
 		frames[nframes].len = len < sizeof(frames[0].data) ? len : sizeof(frames[0].data);
 		memcpy(frames[nframes].data, frame, frames[nframes].len);
@@ -142,7 +160,7 @@ static size_t arp_request(uint8_t *f)
 	return 14 + 28;                    /* unpadded: virtio-net does not pad */
 }
 
-static size_t tcp_syn(uint8_t *f, uint16_t dport)
+static size_t tcp_syn_from(uint8_t *f, uint16_t sport, uint32_t daddr, uint16_t dport)
 {
 	uint8_t *iph = f + eth_header(f, gateway_mac, 0x0800), *tcp = iph + 20;
 	const unsigned tcp_len = 24;       /* header + MSS option */
@@ -156,10 +174,10 @@ static size_t tcp_syn(uint8_t *f, uint16_t dport)
 	iph[8] = 64;
 	iph[9] = 6;                        /* TCP */
 	put32(iph + 12, ip(NET_SLIRP_GUEST));
-	put32(iph + 16, ip(NET_SLIRP_HOST));
+	put32(iph + 16, daddr);
 	put16(iph + 10, csum_fold(csum_add(0, iph, 20)));
 
-	put16(tcp, GUEST_PORT);
+	put16(tcp, sport);
 	put16(tcp + 2, dport);
 	put32(tcp + 4, GUEST_ISN);
 	tcp[12] = (tcp_len / 4) << 4;
@@ -174,6 +192,31 @@ static size_t tcp_syn(uint8_t *f, uint16_t dport)
 	put16(pseudo + 10, (uint16_t)tcp_len);
 	put16(tcp + 16, csum_fold(csum_add(csum_add(0, pseudo, 12), tcp, tcp_len)));
 	return 14 + 20 + tcp_len;
+}
+
+static size_t tcp_syn(uint8_t *f, uint16_t dport)
+{
+	return tcp_syn_from(f, GUEST_PORT, ip(NET_SLIRP_HOST), dport);
+}
+
+/* A UDP datagram from the guest to daddr:dport (checksum 0: none, as IPv4 allows). */
+static size_t udp_datagram(uint8_t *f, uint32_t daddr, uint16_t dport)
+{
+	uint8_t *iph = f + eth_header(f, gateway_mac, 0x0800), *udp = iph + 20;
+
+	memset(iph, 0, 20 + 8 + 4);
+	iph[0] = 0x45;
+	put16(iph + 2, 20 + 8 + 4);
+	iph[8] = 64;
+	iph[9] = 17;
+	put32(iph + 12, ip(NET_SLIRP_GUEST));
+	put32(iph + 16, daddr);
+	put16(iph + 10, csum_fold(csum_add(0, iph, 20)));
+	put16(udp, GUEST_PORT);
+	put16(udp + 2, dport);
+	put16(udp + 4, 8 + 4);
+	memcpy(udp + 8, "ping", 4);
+	return 14 + 20 + 8 + 4;
 }
 
 /* ---- chains, as the ring walker would hand them over ---- */
@@ -275,6 +318,8 @@ static void test_tcp_connect(void)
 	CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) == 0 && listen(lfd, 4) == 0 &&
 		      getsockname(lfd, (struct sockaddr *)&addr, &alen) == 0,
 	      "host listener on 127.0.0.1:%u", ntohs(addr.sin_port));
+	net_slirp_allow(&slirp_be, ip(NET_SLIRP_HOST), ntohs(addr.sin_port));
+	peer_port = ntohs(addr.sin_port);
 	len = tcp_syn(f, ntohs(addr.sin_port));
 	/* header cut after 5 bytes, frame cut inside the IP header */
 	/* let the poll thread fall asleep on a poll set without the new socket */
@@ -297,6 +342,136 @@ static void test_tcp_connect(void)
 		close(cfd);
 	if (lfd >= 0)
 		close(lfd);
+}
+
+/* A host listener on 127.0.0.1, its port in *port. */
+static int listener(uint16_t *port, int type)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(addr);
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || getsockname(fd, (struct sockaddr *)&addr, &alen) ||
+	    (type == SOCK_STREAM && listen(fd, 128))) {
+		printf("FAIL cannot make a host listener: %s\n", strerror(errno));
+		exit(1);
+	}
+	*port = ntohs(addr.sin_port);
+	return fd;
+}
+
+/* Connections (or datagrams) that reach fd within ms; accepted ones are kept open in fds. */
+static unsigned arrivals(int fd, int ms, int *fds, unsigned max)
+{
+	unsigned n = 0;
+
+	for (int waited = 0; waited <= ms; waited += 10) {
+		int c;
+		char b[16];
+
+		while ((c = accept(fd, NULL, NULL)) >= 0)
+			if (n < max)
+				fds[n++] = c;
+			else
+				close(c), n++;
+		while (recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+			n++;
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	return n;
+}
+
+static int transmit(const uint8_t *f, size_t len)
+{
+	return transmit_split(f, len, (unsigned[]){ 0 });
+}
+
+static void test_only_the_peer(void)
+{
+	uint16_t other_port, udp_port;
+	int other = listener(&other_port, SOCK_STREAM), udp = listener(&udp_port, SOCK_DGRAM);
+	uint64_t refused = slirp_be.frames_refused, taken = slirp_be.frames_from_guest;
+	uint8_t f[128];
+	size_t len;
+
+	CHECK(transmit(f, tcp_syn_from(f, 40001, ip(NET_SLIRP_HOST), other_port)) == -1,
+	      "SYN to %s:%u (a host port that is not --peer) refused", NET_SLIRP_HOST, other_port);
+	CHECK(transmit(f, tcp_syn_from(f, 40002, ip("10.0.2.3"), peer_port)) == -1,
+	      "SYN to 10.0.2.3:%u (the peer's port, another address) refused", peer_port);
+	CHECK(transmit(f, tcp_syn_from(f, 40003, ip("192.0.2.1"), peer_port)) == -1,
+	      "SYN to 192.0.2.1:%u (outside world) refused", peer_port);
+	CHECK(transmit(f, udp_datagram(f, ip(NET_SLIRP_HOST), udp_port)) == -1,
+	      "UDP to %s:%u refused", NET_SLIRP_HOST, udp_port);
+	len = udp_datagram(f, ip(NET_SLIRP_HOST), udp_port);
+	f[14 + 6] = 0x20;   /* the same datagram as a first fragment (more fragments follow) */
+	put16(f + 14 + 10, 0);
+	put16(f + 14 + 10, csum_fold(csum_add(0, f + 14, 20)));
+	CHECK(transmit(f, len) == -1, "IP fragments refused");
+	CHECK(arrivals(other, 300, NULL, 0) == 0, "no connection reached the other host port");
+	CHECK(arrivals(udp, 50, NULL, 0) == 0, "no datagram reached the host's UDP port");
+	CHECK(slirp_be.frames_refused == refused + 5 && slirp_be.frames_from_guest == taken,
+	      "5 frames refused (%llu), none handed to slirp",
+	      (unsigned long long)(slirp_be.frames_refused - refused));
+	close(other);
+	close(udp);
+}
+
+static void test_connection_cap(void)
+{
+	enum { SYNS = 3 * NET_SLIRP_MAX_CONNECTIONS };
+	uint16_t port;
+	int lfd = listener(&port, SOCK_STREAM), fds[SYNS];
+	unsigned accepted, refused_before = (unsigned)slirp_be.connections_refused;
+	uint8_t f[128];
+
+	net_slirp_allow(&slirp_be, ip(NET_SLIRP_HOST), port);
+	for (unsigned i = 0; i < SYNS; i++)
+		transmit(f, tcp_syn_from(f, (uint16_t)(41000 + i), ip(NET_SLIRP_HOST), port));
+	accepted = arrivals(lfd, 1000, fds, SYNS);
+	CHECK(accepted > 0 && accepted <= NET_SLIRP_MAX_CONNECTIONS,
+	      "%u SYNs from distinct ports to --peer: %u host connections (cap %u)", SYNS, accepted,
+	      NET_SLIRP_MAX_CONNECTIONS);
+	pthread_mutex_lock(&lock);
+	CHECK(slirp_be.host_sockets <= NET_SLIRP_MAX_CONNECTIONS, "slirp holds %u host sockets",
+	      slirp_be.host_sockets);
+	pthread_mutex_unlock(&lock);
+	CHECK(slirp_be.connections_refused - refused_before >= SYNS - NET_SLIRP_MAX_CONNECTIONS,
+	      "the SYNs over the cap were refused and counted (%llu)",
+	      (unsigned long long)(slirp_be.connections_refused - refused_before));
+	for (unsigned i = 0; i < accepted && i < SYNS; i++)
+		close(fds[i]);
+	close(lfd);
+}
+
+/* The lock check itself must be able to fail: a delivery from a thread that
+ * does not hold the lock is caught, also while another thread holds it. */
+static void *hold_lock_briefly(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	nanosleep(&(struct timespec){ .tv_nsec = 200 * 1000 * 1000 }, NULL);
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static void test_lock_check(void)
+{
+	unsigned before = deliveries_unlocked, saved = nframes;
+	pthread_t t;
+
+	deliver(NULL, "", 0);
+	CHECK(deliveries_unlocked == before + 1, "the check catches a delivery with the lock free");
+	pthread_create(&t, NULL, hold_lock_briefly, NULL);
+	nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
+	deliver(NULL, "", 0);
+	pthread_join(t, NULL);
+	CHECK(deliveries_unlocked == before + 2, "and one while another thread holds the lock");
+	pthread_mutex_lock(&lock);
+	deliver(NULL, "", 0);
+	pthread_mutex_unlock(&lock);
+	CHECK(deliveries_unlocked == before + 2, "but not one made holding it");
+	deliveries_unlocked = before;
+	nframes = saved;
 }
 
 static void test_bad_chains(void)
@@ -329,16 +504,27 @@ static void test_bad_chains(void)
 
 int main(void)
 {
+	pthread_mutexattr_t attr;
+	uint64_t syns_taken;
+
 	signal(SIGPIPE, SIG_IGN);   /* as the launcher does: slirp writes to sockets the host may close */
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&lock, &attr);
+	test_lock_check();
 	CHECK(net_slirp_open(&slirp_be, &lock, deliver, NULL) == 0, "net_slirp_open");
 	CHECK(net_slirp_start(&slirp_be) == 0, "poll thread started");
 	test_arp();
 	test_tcp_connect();
 	test_bad_chains();
+	test_only_the_peer();
+	syns_taken = slirp_be.frames_from_guest;
+	test_connection_cap();
+	syns_taken = slirp_be.frames_from_guest - syns_taken;
 	net_slirp_stop(&slirp_be);
 	CHECK(!slirp_be.thread_running, "poll thread joined");
 	CHECK(deliveries_unlocked == 0, "every frame was delivered with the lock held (%u were not)", deliveries_unlocked);
-	CHECK(slirp_be.frames_from_guest == 2 && slirp_be.frames_to_guest >= 2,
+	CHECK(slirp_be.frames_from_guest == 2 + syns_taken && slirp_be.frames_to_guest >= 2,
 	      "counters: %llu frames from the guest, %llu to it", (unsigned long long)slirp_be.frames_from_guest,
 	      (unsigned long long)slirp_be.frames_to_guest);
 	net_slirp_close(&slirp_be);
