@@ -13,11 +13,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(gcc libc6-dev linux-libc-dev meson ninja-build pkg-config libcap-ng-dev libslirp-dev libglib2.0-dev python3 gnuplot-nox iproute2)
+PACKAGES=(gcc libc6-dev linux-libc-dev meson ninja-build pkg-config libcap-ng-dev libseccomp-dev libslirp-dev libglib2.0-dev python3 gnuplot-nox iproute2 procps)
 # What the VM route needs, only where there is no /dev/kvm.
 VM_PACKAGES=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio)
 # The table's size under emulation: the whole default sweep (2 models x 13
-# rows x 3 repeats) in about 5 minutes on 2 cores (docs/testing.md).
+# rows x 3 repeats) took 2-5 minutes on 2 cores (docs/testing.md).
 VM_TABLE_BYTES=256M
 [ -e /dev/kvm ] || PACKAGES+=("${VM_PACKAGES[@]}")
 
@@ -61,7 +61,7 @@ table)
 	[ -e /dev/kvm ] && exec "${TABLE[@]}" "$@"
 	need_vm_route
 	echo "quickstart: no /dev/kvm -- running the table inside a QEMU TCG VM with emulated SVM (tests/vm/lkvm-vm)," \
-		"at --bytes $VM_TABLE_BYTES per run, not 1 GiB, so the sweep ends in about 10 minutes (your own --bytes wins)" >&2
+		"at --bytes $VM_TABLE_BYTES per run, not 1 GiB, so the sweep ends within 10 minutes (your own --bytes wins)" >&2
 	exec tests/vm/lkvm-vm --rw results --timeout 3600 -- "${TABLE[@]}" --bytes "$VM_TABLE_BYTES" "$@"
 	;;
 test)

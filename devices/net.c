@@ -9,6 +9,17 @@
  * NO_NOTIFY and arms the timer -> each expiry (net_tx_on_timeout) drains again
  * and either keeps the guest quiet (work found) or lets it notify again after
  * a barrier and one last look at the ring.
+ *
+ * Bounded work per guest action: the ring walker refuses a chain longer
+ * than the largest frame the negotiated features allow (net_tx_chain_max),
+ * and one drain round takes at most NET_TX_WEIGHT_CHAINS chains or
+ * NET_TX_WEIGHT_BYTES bytes (vhost-net's packet and byte weights).  A round
+ * that stops there leaves tx_more set; the thread that drains comes back
+ * for the rest (net_tx_on_continue) after releasing the lock -- the device
+ * thread at once, through a non-blocking epoll_wait that also sees the stop
+ * eventfd; the vCPU thread (lguest model) from run_vcpu, after it has
+ * looked at the stop flag.  However fast the guest refills the ring, the
+ * lock is free and the stop flag looked at between rounds.
  */
 #include "net.h"
 
@@ -16,6 +27,8 @@
 #include <linux/virtio_ids.h>
 #include <linux/virtio_mmio.h>
 #include <linux/virtio_net.h>
+#include <net/ethernet.h>
+#include <netinet/ip.h>
 #include <sched.h>
 #include <string.h>
 #include <poll.h>
@@ -31,18 +44,49 @@
 
 enum { NET_RX = 0, NET_TX = 1 };
 
-/* Take every available chain; returns how many. */
+/* vhost-net's weights (VHOST_NET_PKT_WEIGHT, VHOST_NET_WEIGHT).  A round
+ * copies at most 512 KiB plus one chain; with chains at the cap the byte
+ * weight ends it after 8. */
+#define NET_TX_WEIGHT_CHAINS 256u
+#define NET_TX_WEIGHT_BYTES  (512u << 10)
+#define VLAN_TAG_LEN         4u
+
+/* The longest TX chain the device takes: the virtio-net header plus the
+ * largest frame the negotiated features allow.  The device offers no MTU
+ * feature, and its own frames go up to LKVM_FRAME_MAX (the raw workload's
+ * --frame); with HOST_TSO4 a frame is one IPv4 datagram (at most
+ * IP_MAXPACKET) behind an Ethernet header with one VLAN tag.  Anything
+ * longer is no frame, only work the guest makes the host do. */
+static uint64_t net_tx_chain_max(const struct net *net)
+{
+	uint64_t frame = LKVM_FRAME_MAX;
+
+	if (virtio_mmio_has_feature(&net->mmio, VIRTIO_NET_F_HOST_TSO4))
+		frame = ETHER_HDR_LEN + VLAN_TAG_LEN + IP_MAXPACKET;
+	return sizeof(struct virtio_net_hdr_v1) + frame;
+}
+
+/* One round: take chains until the ring is empty or the budget is spent;
+ * returns how many.  net->tx_more says whether chains were left. */
 static uint64_t net_tx_drain(struct net *net)
 {
 	struct vq *vq = &net->mmio.vqs[NET_TX];
-	uint64_t n = 0;
-	int rc;
+	uint64_t n = 0, bytes = 0;
+	int rc = 0;
 
-	while ((rc = vq_pop_avail(vq, &net->chain)) > 0) {
+	/* Features are fixed once the queue is live, so this is the cap the
+	 * queue was enabled with; set here because the transport, not the
+	 * device, sees the enable. */
+	vq->max_chain_bytes = net_tx_chain_max(net);
+	net->tx_more = false;
+	while (n < net->tx_weight_chains && bytes < net->tx_weight_bytes &&
+	       (rc = vq_pop_avail(vq, &net->chain)) > 0) {
 		if (!net->st.t_first)
 			net->st.t_first = monotonic_seconds();
 		if (net->cfg.backend == NET_BACKEND_TAP)
-			net_tap_transmit(&net->tap, &net->chain);
+			/* The strict transport masked them with what was offered,
+			 * and no queue runs before FEATURES_OK. */
+			net_tap_write(&net->tap, &net->chain, net->mmio.driver_features);
 		else if (net->cfg.backend == NET_BACKEND_USER)
 			net_slirp_transmit(&net->slirp, &net->chain);
 		else
@@ -50,10 +94,13 @@ static uint64_t net_tx_drain(struct net *net)
 		net->st.buffers_indirect += net->chain.indirect;
 		net->st.descriptors += net->chain.count;
 		vq_push_used(vq, net->chain.head, 0);
+		bytes += net->chain.out_len + net->chain.in_len;
 		n++;
 	}
 	if (rc < 0)
 		virtio_mmio_fail(&net->mmio, vq->error);
+	else if (rc > 0)        /* stopped by the budget, not by an empty ring */
+		net->tx_more = vq_has_avail(vq);
 	net_rx_signal(net);     /* slirp answers some frames (ARP) at once */
 	if (n) {
 		net->st.t_last = monotonic_seconds();
@@ -77,6 +124,7 @@ bool net_tx_on_notify(struct net *net)
 
 	net->st.notify_wakeups++;
 	n = net_tx_drain(net);
+	net->tx_more_by_timer = false;
 	net->st.buffers_by_notify += n;
 	if (!n) {
 		net->st.notifies_empty++;
@@ -117,7 +165,8 @@ bool net_tx_on_timeout(struct net *net)
 			vq_enable_notify_and_recheck(vq);
 			m = net_tx_drain(net);
 			n += m;
-		} while (m && vq->event_idx);
+		} while (m && vq->event_idx && !net->tx_more);   /* the budget: continued later */
+		net->tx_more_by_timer = true;
 		net->suppressed = false;
 		net->st.buffers_by_timer += n;
 		n ? net->st.timer_drains_work++ : net->st.timer_drains_empty++;
@@ -125,6 +174,7 @@ bool net_tx_on_timeout(struct net *net)
 		return false;
 	}
 	n = net_tx_drain(net);
+	net->tx_more_by_timer = true;
 	net->st.buffers_by_timer += n;
 	adapt_timeout(net, n);
 	if (n) {
@@ -142,6 +192,37 @@ bool net_tx_on_timeout(struct net *net)
 	net->st.buffers_by_timer += net_tx_drain(net);
 	net_tx_suppress(net);
 	return true;
+}
+
+bool net_tx_continuing(const struct net *net)
+{
+	return __atomic_load_n(&net->tx_more, __ATOMIC_RELAXED);
+}
+
+void net_tx_on_continue(struct net *net)
+{
+	struct vq *vq = &net->mmio.vqs[NET_TX];
+	uint64_t n;
+
+	if (!net->tx_more)
+		return;
+	net->st.continuations++;
+	n = net_tx_drain(net);
+	net->st.buffers_by_continuation += n;
+	/* The chains belong to the drain this round continues, so
+	 * buffers_by_notify + buffers_by_timer still counts every chain. */
+	if (net->tx_more_by_timer)
+		net->st.buffers_by_timer += n;
+	else
+		net->st.buffers_by_notify += n;
+	if (net->suppressed) {
+		if (n)
+			net_tx_suppress(net);   /* with event idx the mark drifts; renew it */
+	} else if (vq->event_idx && !net->tx_more && vq_enable_notify_and_recheck(vq)) {
+		/* The one-shot timer's event-idx loop, carried on: the "notify
+		 * me" mark is set again until a round finds nothing. */
+		net->tx_more = true;
+	}
 }
 
 static void arm_timer(struct net *net)
@@ -219,6 +300,8 @@ void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_c
 	memset(net, 0, sizeof(*net));
 	net->cfg = *cfg;
 	net->timeout_us = cfg->timeout_us;
+	net->tx_weight_chains = NET_TX_WEIGHT_CHAINS;
+	net->tx_weight_bytes = NET_TX_WEIGHT_BYTES;
 	net->tx_efd = net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = -1;
 	net->tap.fd = -1;
 	virtio_mmio_init(&net->mmio, &net_ops, net, vm, index,
@@ -242,8 +325,12 @@ int net_open_backend(struct net *net)
 {
 	if (net->cfg.backend == NET_BACKEND_TAP)
 		return net_tap_open(&net->tap, net->cfg.tap_name, net->cfg.host_ip, net->cfg.host_prefix);
-	if (net->cfg.backend == NET_BACKEND_USER)
-		return net_slirp_open(&net->slirp, &net->mmio.lock, slirp_deliver, net);
+	if (net->cfg.backend == NET_BACKEND_USER) {
+		if (net_slirp_open(&net->slirp, &net->mmio.lock, slirp_deliver, net) < 0)
+			return -1;
+		/* The only host destination the guest may reach (--peer). */
+		net_slirp_allow(&net->slirp, net->cfg.peer_ip, net->cfg.peer_port);
+	}
 	return 0;
 }
 
@@ -252,9 +339,12 @@ static void *net_tx_thread(void *arg)
 {
 	struct net *net = arg;
 	struct epoll_event ev[4];
+	bool more = false;
 
 	for (;;) {
-		int n = epoll_wait(net->epoll_fd, ev, 4, -1);
+		/* A drain its budget stopped goes on at once, but only after a
+		 * look at the stop eventfd, the kicks and the timer. */
+		int n = epoll_wait(net->epoll_fd, ev, 4, more ? 0 : -1);
 		uint64_t count, kicks = 0;
 		bool expired = false, readable = false;
 
@@ -281,10 +371,13 @@ static void *net_tx_thread(void *arg)
 		bool arm = kicks && net_tx_on_notify(net);
 		if (expired && net_tx_on_timeout(net))
 			arm = true;
+		if (!kicks && !expired)     /* a notify's or expiry's drain is this round */
+			net_tx_on_continue(net);
 		if (arm)
 			arm_timer(net);
 		if (readable)
 			tap_receive(net);
+		more = net->tx_more;
 		pthread_mutex_unlock(&net->mmio.lock);
 	}
 }
@@ -337,11 +430,14 @@ void net_vcpu_poll(struct net *net)
 	bool expired = __atomic_exchange_n(&net->timer_pending, 0, __ATOMIC_SEQ_CST);
 	bool readable = __atomic_exchange_n(&net->rx_pending, 0, __ATOMIC_SEQ_CST);
 
-	if (!expired && !readable)
+	/* In this model only the vCPU thread drains TX: tx_more is its own. */
+	if (!expired && !readable && !net->tx_more)
 		return;
 	pthread_mutex_lock(&net->mmio.lock);
 	if (expired && net_tx_on_timeout(net))
 		arm_timer(net);
+	else if (!expired)          /* one round per call: run_vcpu checks the stop flag between */
+		net_tx_on_continue(net);
 	if (readable)
 		tap_receive(net);
 	pthread_mutex_unlock(&net->mmio.lock);

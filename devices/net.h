@@ -41,7 +41,9 @@ struct net_config {
 	char tap_name[16];        /* --net tap:NAME ("" = the kernel picks) */
 	uint32_t host_ip;         /* --host-ip: configure the tap with it (0: leave it alone) */
 	uint8_t host_prefix;
-	bool offloads;            /* offer CSUM + HOST_TSO4 (the tap takes them as they come) */
+	bool offloads;            /* offer CSUM + HOST_TSO4 (the tap passes only what was negotiated) */
+	uint32_t peer_ip;         /* --net user: the one TCP destination the guest may reach (host order) */
+	uint16_t peer_port;
 };
 
 struct net_tx_stats {
@@ -52,7 +54,9 @@ struct net_tx_stats {
 	uint64_t timer_drains_work;   /* expiries that found buffers */
 	uint64_t timer_drains_empty;
 	uint64_t recheck_hits;        /* times buffers slipped in while re-enabling notifies */
-	uint64_t buffers_by_notify, buffers_by_timer;
+	uint64_t buffers_by_notify, buffers_by_timer;  /* a continued drain's chains included */
+	uint64_t continuations;       /* rounds that took up a drain its budget had stopped */
+	uint64_t buffers_by_continuation;  /* chains taken in those rounds */
 	uint64_t buffers_indirect, descriptors;
 	uint64_t interrupts;
 	double t_first, t_last;       /* CLOCK_MONOTONIC of first pop, last drain */
@@ -83,6 +87,10 @@ struct net {
 	bool suppressed;              /* we asked the guest not to notify */
 	uint32_t timeout_us;          /* current timer length */
 	uint64_t last_timeout_num;    /* adaptive rule: buffers of the last timer drain */
+	unsigned tx_weight_chains;    /* a drain round's budget: this many chains ... */
+	uint64_t tx_weight_bytes;     /* ... or this many bytes, whichever comes first */
+	bool tx_more;                 /* the last round stopped at its budget with chains left */
+	bool tx_more_by_timer;        /* ... and it was a timer's drain (else a notify's) */
 	/* plumbing */
 	int tx_efd, timer_fd, stop_efd, epoll_fd;
 	pthread_t thread, vcpu_thread;
@@ -122,5 +130,10 @@ bool net_rx_on_notify(struct net *net);
  * (re)arm the one-shot timer for net->timeout_us.  Caller holds mmio.lock. */
 bool net_tx_on_notify(struct net *net);
 bool net_tx_on_timeout(struct net *net);
+/* A drain stopped at its budget and chains are left (net->tx_more). */
+bool net_tx_continuing(const struct net *net);
+/* One more round of that drain.  Neither a notify nor an expiry: it leaves
+ * the timer alone.  Caller holds mmio.lock. */
+void net_tx_on_continue(struct net *net);
 
 #endif

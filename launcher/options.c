@@ -100,7 +100,9 @@ void run_usage(FILE *f)
 "  --indirect I         never | always | threshold[:N] (default never)\n"
 "  --boot-status N      test aid: the boot workload exits with status N\n"
 "  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
-"                       loop,avail} | hostile-indirect-{nested,len,addr,loop,next}\n"
+"                       loop,avail,huge,flood} | hostile-indirect-{nested,len,addr,loop,next} |\n"
+"                       seccomp-probe (the launcher tries a forbidden system call once\n"
+"                       locked down: killed by SIGSYS)\n"
 "Host side:\n"
 "  --net B              sink (verify and discard; raw's default) | tap[:IFNAME] (a real TAP\n"
 "                       device) | user (libslirp, unprivileged; tcp's default unless root)\n"
@@ -111,7 +113,10 @@ void run_usage(FILE *f)
 "                       named tap as it is; a new tap gets 10.99.0.1/24)\n"
 "  --tso                tcp over tap: negotiate VIRTIO_NET_F_CSUM and HOST_TSO4, send up\n"
 "                       to 64 KiB per frame (2008's table predates it; off by default)\n"
-"  --user NAME          after setup, switch to this user (and drop every capability)\n"
+"  --user NAME          after setup, switch to this user (root without --user: nobody);\n"
+"                       every capability is dropped either way\n"
+"  --stay-root          debugging: a root run keeps uid 0 (capabilities are still dropped)\n"
+"  --no-seccomp         debugging: no system call allow-list around the run loop\n"
 "  --model M            threaded (ioeventfd + device thread, default) | lguest (exits)\n"
 "  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
 "                       starting at 500 us (default adaptive)\n"
@@ -190,9 +195,10 @@ static bool valid_fault(const char *s)
 {
 	static const char *const ok[] = {
 		"none", "exception", "triple", "hang", "hostile-head", "hostile-next", "hostile-addr",
-		"hostile-wrap", "hostile-loop", "hostile-avail", "hostile-indirect-nested",
+		"hostile-wrap", "hostile-loop", "hostile-avail", "hostile-huge", "hostile-flood",
+		"hostile-indirect-nested",
 		"hostile-indirect-len", "hostile-indirect-addr", "hostile-indirect-loop",
-		"hostile-indirect-next",
+		"hostile-indirect-next", "seccomp-probe",
 	};
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
@@ -205,7 +211,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 {
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
-	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO };
+	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
+	       O_STAY_ROOT, O_NO_SECCOMP };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -231,6 +238,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "guest-ip", required_argument, 0, O_GUEST_IP },
 		{ "host-ip", required_argument, 0, O_HOST_IP },
 		{ "tso", no_argument, 0, O_TSO },
+		{ "stay-root", no_argument, 0, O_STAY_ROOT },
+		{ "no-seccomp", no_argument, 0, O_NO_SECCOMP },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
@@ -283,7 +292,9 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		case O_FAULT:
 			if (!valid_fault(optarg))
 				return usage_error("run", "--fault '%s': unknown test mode (see --help)", optarg);
-			o->fault = optarg;
+			/* The probe is the launcher's own test: the guest never sees it. */
+			o->seccomp_probe = !strcmp(optarg, "seccomp-probe");
+			o->fault = o->seccomp_probe ? "none" : optarg;
 			break;
 		case O_MODEL:
 			if (!strcmp(optarg, "threaded"))
@@ -332,6 +343,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			}
 			break;
 		case O_USER: o->user = optarg; break;
+		case O_STAY_ROOT: o->stay_root = true; break;
+		case O_NO_SECCOMP: o->no_seccomp = true; break;
 		case O_PEER: {
 			struct sockaddr_in peer;
 
@@ -378,6 +391,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	if (o->tso && (strcmp(o->workload, "tcp") || o->net.backend != NET_BACKEND_TAP))
 		return usage_error("run", "--tso: needs --workload tcp over --net tap%s", "");
 	o->net.offloads = o->tso;
+	o->net.peer_ip = o->peer_ip;      /* --net user: the only destination slirp lets through */
+	o->net.peer_port = o->peer_port;
 	if (!o->wait)
 		o->wait = "spin";
 	if (!notify_policy_parse(&pol, o->policy, strlen(o->policy), (uint16_t)o->ring))
@@ -390,6 +405,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		return usage_error("run", "--segments %s: a frame would need more descriptors than the ring has",
 				   both);
 	}
+	if (o->stay_root && o->user)
+		return usage_error("run", "--stay-root with --user %s: pick one", o->user);
 	if (optind < argc - 1)
 		return usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc - 1)

@@ -28,6 +28,9 @@ struct run_options {
 	unsigned max_seconds;       /* 0: no limit */
 	bool quiet;                 /* no guest console on stdout */
 	const char *user;           /* --user: switch to this user after setup */
+	bool stay_root;             /* --stay-root: debugging; a root run otherwise becomes nobody */
+	bool no_seccomp;            /* --no-seccomp: debugging; no system call allow-list */
+	bool seccomp_probe;         /* --fault seccomp-probe: a test of the filter, not a guest fault */
 	uint32_t peer_ip, guest_ip; /* tcp workload, host order */
 	uint16_t peer_port;
 	bool tso;                   /* tcp over tap: VIRTIO_NET_F_CSUM + HOST_TSO4 */

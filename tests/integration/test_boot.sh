@@ -1,5 +1,5 @@
 # test_boot.sh -- boot the guest stub: banner, exit status passed through,
-# stats block on stderr and in JSON, capabilities dropped.
+# stats block on stderr and in JSON, capabilities dropped, uid 0 left, filtered.
 . "$(dirname "$0")/lib.sh"
 need_kvm
 
@@ -16,6 +16,8 @@ check "JSON console bytes match the text" \
 	grep -Eq "^console_bytes_out +$(json_get "$TMP/boot.json" console_bytes_out)$" "$TMP/boot.err"
 check "guest report received" [ "$(json_get "$TMP/boot.json" guest_report)" = 1 ]
 check "capabilities dropped (CapEff 0)" [ "$(json_get "$TMP/boot.json" launcher_cap_effective)" = 0000000000000000 ]
+check "seccomp filter installed" [ "$(json_get "$TMP/boot.json" launcher_seccomp)" = kill ]
+check "never uid 0 after setup (test_sandbox.sh looks closer)" [ "$(json_get "$TMP/boot.json" launcher_uid)" != 0 ]
 check "every text stats line is a JSON key" python3 - "$TMP/boot.err" "$TMP/boot.json" <<'PY'
 import json, re, sys
 keys = set(json.load(open(sys.argv[2])))

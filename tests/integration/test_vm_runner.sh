@@ -76,7 +76,8 @@ for sig in TERM INT; do
 	rc=$?
 	want=$((128 + $(kill -l $sig)))
 	check "SIG$sig: exit $want (got $rc)" [ $rc = $want ]
-	left=$(ps -o pid=,comm= -p "$procs" | tr -s ' \n' ' ')
+	left=""   # from /proc itself: a missing ps must not make this pass
+	for p in ${procs//,/ }; do [ -e "/proc/$p" ] && left+="$p ($(cat "/proc/$p/comm" 2>/dev/null)) "; done
 	check "SIG$sig: nothing the runner started is left (${left:-none})" [ -z "$left" ]
 done
 check "no job folder left behind ($(ls "$TMPDIR" | tr '\n' ' '))" [ -z "$(ls -A "$TMPDIR")" ]
