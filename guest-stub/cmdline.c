@@ -161,6 +161,7 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &n) || n > 0xffffffffu)
 				return bad("tsc_khz", v, vlen);
 			p->tsc_khz = (uint32_t)n;
+			p->tsc_khz_given = 1;
 		} else if (starts(w, len, "lkvm.status=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n > 255)
 				return bad("status", v, vlen);
@@ -175,6 +176,15 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!word_eq(v, vlen, "0") && !word_eq(v, vlen, "1"))
 				return bad("tso", v, vlen);
 			p->tso = word_eq(v, vlen, "1");
+		} else if (starts(w, len, "lkvm.report=", &v, &vlen)) {
+			if (word_eq(v, vlen, "auto"))
+				p->report = REPORT_AUTO;
+			else if (word_eq(v, vlen, "port"))
+				p->report = REPORT_PORT;
+			else if (word_eq(v, vlen, "console"))
+				p->report = REPORT_CONSOLE;
+			else
+				return bad("report", v, vlen);
 		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
 				return bad("segments", v, vlen);

@@ -18,6 +18,12 @@ struct mmio_window {
 	unsigned irq;
 };
 
+/* Where the guest's counters go (lkvm.report=): the launcher's report port,
+ * or also one `lkvm-report:` line on the console for a VMM without that
+ * port.  auto: the line only when the console is not in the launcher's
+ * window (LKVM_MMIO_BASE), i.e. under some other VMM. */
+enum report_to { REPORT_AUTO, REPORT_PORT, REPORT_CONSOLE };
+
 struct params {
 	struct mmio_window dev[MAX_DEVICES];
 	unsigned ndev;
@@ -32,6 +38,8 @@ struct params {
 	uint32_t ip, peer_ip;          /* tcp workload: our address, the receiver's (host order) */
 	uint16_t peer_port;
 	int tso;                       /* negotiate CSUM + HOST_TSO4 and send large segments */
+	enum report_to report;
+	int tsc_khz_given;             /* lkvm.tsc_khz was on the line (else measured, see main.c) */
 };
 
 /* Returns 0, or -1 after printing what was wrong. */

@@ -80,9 +80,10 @@ size_t console_read(char *buf, size_t max)
 		got = gvq_get_used(&con_rx, &len);
 		if (got)
 			break;
+		/* Before sleeping: see net_drv_wait_tx. */
+		virtio_drv_ack_interrupt(&con_dev);
 		if (gvq_enable_interrupts(&con_rx))
 			halt_until_irq(seen);
-		virtio_drv_ack_interrupt(&con_dev);
 	}
 	if (len > RX_LEN)
 		len = RX_LEN;

@@ -115,11 +115,14 @@ void net_drv_wait_tx(struct net_drv *n, int halt)
 	while (!gvq_has_used(&n->tx)) {
 		uint64_t seen = irq_seq;
 
+		/* Acknowledge before sleeping, not after: a device that holds its
+		 * line while InterruptStatus is set (QEMU; virtio 1.2 4.2.3.4)
+		 * makes no new edge for our edge-triggered route until then. */
+		virtio_drv_ack_interrupt(&n->dev);
 		if (gvq_enable_interrupts(&n->tx)) {
 			guest_report.tx_waits_halted++;
 			halt_until_irq(seen);
 		}
-		virtio_drv_ack_interrupt(&n->dev);
 		net_drv_give_up_if_broken(n, "net");
 	}
 	gvq_disable_interrupts(&n->tx);

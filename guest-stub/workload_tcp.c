@@ -201,7 +201,13 @@ static void wait_for_peer(uint64_t deadline)
 	}
 	{
 		uint64_t seen = irq_seq;
-		bool quiet = gvq_enable_interrupts(&r.n.rx);
+		bool quiet;
+
+		/* A device that holds its line while InterruptStatus is set (QEMU;
+		 * virtio 1.2 4.2.3.4) makes no new edge for our edge-triggered
+		 * route until it is acknowledged: do that before sleeping. */
+		virtio_drv_ack_interrupt(&r.n.dev);
+		quiet = gvq_enable_interrupts(&r.n.rx);
 
 		if (quiet && !r.nfree)
 			quiet = gvq_enable_interrupts(&r.n.tx);
