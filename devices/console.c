@@ -132,11 +132,11 @@ static const struct virtio_dev_ops console_ops = {
 	.queue_notify = console_queue_notify,
 };
 
-void console_init(struct console *con, struct vm *vm, unsigned index, int out_fd)
+void console_init(struct console *con, const struct device_host *host, unsigned index, int out_fd)
 {
 	memset(con, 0, sizeof(*con));
 	con->out_fd = out_fd;
-	virtio_mmio_init(&con->mmio, &console_ops, con, vm, index, 0);
+	virtio_mmio_init(&con->mmio, &console_ops, con, host, index, 0);
 	con->mmio.vqs[CONSOLE_RX].name = "console receive";
 	con->mmio.vqs[CONSOLE_TX].name = "console transmit";
 	con->mmio.vqs[CONSOLE_TX].max_chain_bytes = CONSOLE_TX_CHAIN_MAX;

@@ -22,7 +22,7 @@ struct console {
 	struct vq_chain rx_chain, tx_chain;  /* scratch, used under the lock */
 };
 
-void console_init(struct console *con, struct vm *vm, unsigned index, int out_fd);
+void console_init(struct console *con, const struct device_host *host, unsigned index, int out_fd);
 /* Start the thread that reads stdin into the receiveq. */
 int console_start_input(struct console *con, int in_fd);
 /* Stop delivering input before guest memory goes away. */

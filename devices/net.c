@@ -2,7 +2,8 @@
  * net.c -- the virtio-net device and its transmit notification suppression.
  *
  * One transmitted frame: the guest adds a chain and, if its policy says so,
- * writes QueueNotify -> (threaded) the ioeventfd wakes net_tx_thread, or
+ * writes QueueNotify -> (threaded) the kick eventfd, which the launcher
+ * registered as a KVM ioeventfd, wakes net_tx_thread, or
  * (lguest) the MMIO exit reaches net_queue_notify on the vCPU thread ->
  * net_tx_on_notify drains every available chain into the sink, returns the
  * buffers on the used ring, interrupts the guest if it asked, and then sets
@@ -40,7 +41,6 @@
 #include "clock.h"
 #include "diag.h"
 #include "lguest_kvm_abi.h"
-#include "vm.h"
 
 enum { NET_RX = 0, NET_TX = 1 };
 
@@ -295,16 +295,16 @@ static const struct virtio_dev_ops net_ops = {
 	.queue_notify = net_queue_notify,
 };
 
-void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_config *cfg)
+void net_init(struct net *net, const struct device_host *host, unsigned index, const struct net_config *cfg)
 {
 	memset(net, 0, sizeof(*net));
 	net->cfg = *cfg;
 	net->timeout_us = cfg->timeout_us;
 	net->tx_weight_chains = NET_TX_WEIGHT_CHAINS;
 	net->tx_weight_bytes = NET_TX_WEIGHT_BYTES;
-	net->tx_efd = net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = -1;
+	net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = -1;
 	net->tap.fd = -1;
-	virtio_mmio_init(&net->mmio, &net_ops, net, vm, index,
+	virtio_mmio_init(&net->mmio, &net_ops, net, host, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
 			 (1ull << VIRTIO_RING_F_INDIRECT_DESC) |
 			 (cfg->offloads ? 1ull << VIRTIO_NET_F_CSUM | 1ull << VIRTIO_NET_F_HOST_TSO4 : 0));
@@ -361,7 +361,7 @@ static void *net_tx_thread(void *arg)
 			}
 			if (read(ev[i].data.fd, &count, 8) != 8)
 				continue;
-			if (ev[i].data.fd == net->tx_efd)
+			if (ev[i].data.fd == net->mmio.notify_fd[NET_TX])
 				kicks += count;
 			else
 				expired = true;
@@ -421,7 +421,7 @@ static void *net_waker_thread(void *arg)
 			kick = true;
 		}
 		if (kick)
-			vm_kick_vcpu(net->mmio.vm, net->vcpu_thread);
+			net->mmio.host->kick_vcpu(net->mmio.host->ctx);
 	}
 }
 
@@ -457,27 +457,35 @@ void pin_thread(pthread_t thread, int cpu)
 	pthread_setaffinity_np(thread, sizeof(set), &set);
 }
 
-int net_start(struct net *net, pthread_t vcpu_thread)
+int net_open_fds(struct net *net)
 {
-	struct vm *vm = net->mmio.vm;
-
-	net->vcpu_thread = vcpu_thread;
 	net->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	net->stop_efd = eventfd(0, EFD_CLOEXEC);
 	if (net->timer_fd < 0 || net->stop_efd < 0)
 		return diag_fail("net: timerfd/eventfd: %s", strerror(errno));
 	if (net->cfg.model == NET_MODEL_THREADED) {
-		net->tx_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		/* Notifies and interrupts bypass the vCPU thread: the VMM makes
+		 * a QueueNotify write of NET_TX signal the first, and the second
+		 * raise the line. */
+		net->mmio.notify_fd[NET_TX] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		net->mmio.irqfd = eventfd(0, EFD_CLOEXEC);
-		if (net->tx_efd < 0 || net->mmio.irqfd < 0)
+		if (net->mmio.notify_fd[NET_TX] < 0 || net->mmio.irqfd < 0)
 			return diag_fail("net: eventfd: %s", strerror(errno));
-		if (vm_add_ioeventfd(vm, net->mmio.base + VIRTIO_MMIO_QUEUE_NOTIFY, NET_TX, net->tx_efd) < 0 ||
-		    vm_add_irqfd(vm, net->mmio.gsi, net->mmio.irqfd) < 0)
-			return -1;
+	} else {
+		net->waker_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (net->waker_efd < 0)
+			return diag_fail("net: eventfd: %s", strerror(errno));
+	}
+	return 0;
+}
+
+int net_start(struct net *net)
+{
+	if (net->cfg.model == NET_MODEL_THREADED) {
 		net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 		if (net->epoll_fd < 0)
 			return diag_fail("net: epoll: %s", strerror(errno));
-		int fds[] = { net->tx_efd, net->timer_fd, net->stop_efd, net->tap.fd };
+		int fds[] = { net->mmio.notify_fd[NET_TX], net->timer_fd, net->stop_efd, net->tap.fd };
 		for (unsigned i = 0; i < 4 && fds[i] >= 0; i++) {
 			struct epoll_event e = { .events = EPOLLIN, .data.fd = fds[i] };
 
@@ -487,9 +495,6 @@ int net_start(struct net *net, pthread_t vcpu_thread)
 		if (pthread_create(&net->thread, NULL, net_tx_thread, net))
 			return diag_fail("net: cannot start the device thread");
 	} else {
-		net->waker_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (net->waker_efd < 0)
-			return diag_fail("net: eventfd: %s", strerror(errno));
 		if (pthread_create(&net->thread, NULL, net_waker_thread, net))
 			return diag_fail("net: cannot start the waker thread");
 	}
@@ -521,7 +526,7 @@ void net_stop(struct net *net)
 
 void net_close(struct net *net)
 {
-	int *fds[] = { &net->tx_efd, &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd,
+	int *fds[] = { &net->mmio.notify_fd[NET_TX], &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd,
 		       &net->tap.fd, &net->waker_efd };
 
 	if (net->cfg.backend == NET_BACKEND_USER)

@@ -6,7 +6,9 @@
  * one-shot timer; the timer drains again and keeps the guest quiet while it
  * finds work (docs/architecture.md, "The path of one notify").  Two execution models:
  * lguest (notifies are MMIO exits handled on the vCPU thread, timer expiries
- * kick the vCPU out) and threaded (ioeventfd, a device thread, irqfd).
+ * kick the vCPU out through device_host.kick_vcpu) and threaded (a kick
+ * eventfd and an irqfd that the launcher routes through KVM, a device
+ * thread).
  *
  * The receive side (net_rx.c) carries the tcp workload's ACKs: frames from
  * the tap (read by the device thread, or by the vCPU thread after the waker
@@ -22,29 +24,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "net_config.h"
 #include "net_sink.h"
 #include "net_slirp.h"
 #include "net_tap.h"
 #include "virtio_mmio.h"
-
-enum net_model { NET_MODEL_THREADED, NET_MODEL_LGUEST };
-enum net_backend { NET_BACKEND_SINK, NET_BACKEND_TAP, NET_BACKEND_USER };
-enum host_timer { HOST_TIMER_REARM, HOST_TIMER_ONESHOT };
-
-struct net_config {
-	enum net_model model;
-	enum host_timer host_timer;
-	uint32_t timeout_us;      /* starting value; fixed unless adaptive */
-	bool adaptive_timeout;    /* 2008's +10 / -1 us rule */
-	uint8_t mac[6];
-	enum net_backend backend;
-	char tap_name[16];        /* --net tap:NAME ("" = the kernel picks) */
-	uint32_t host_ip;         /* --host-ip: configure the tap with it (0: leave it alone) */
-	uint8_t host_prefix;
-	bool offloads;            /* offer CSUM + HOST_TSO4 (the tap passes only what was negotiated) */
-	uint32_t peer_ip;         /* --net user: the one TCP destination the guest may reach (host order) */
-	uint16_t peer_port;
-};
 
 struct net_tx_stats {
 	uint64_t notifies;            /* guest notifies that reached the host */
@@ -91,9 +75,9 @@ struct net {
 	uint64_t tx_weight_bytes;     /* ... or this many bytes, whichever comes first */
 	bool tx_more;                 /* the last round stopped at its budget with chains left */
 	bool tx_more_by_timer;        /* ... and it was a timer's drain (else a notify's) */
-	/* plumbing */
-	int tx_efd, timer_fd, stop_efd, epoll_fd;
-	pthread_t thread, vcpu_thread;
+	/* plumbing; the TX kick eventfd (threaded) is mmio.notify_fd[1] */
+	int timer_fd, stop_efd, epoll_fd;
+	pthread_t thread;
 	bool thread_running;
 	int timer_pending;            /* lguest model: set by the waker, taken by the vCPU */
 	int rx_pending;               /* lguest model: the tap is readable (waker -> vCPU) */
@@ -101,11 +85,16 @@ struct net {
 	int waker_stop;
 };
 
-void net_init(struct net *net, struct vm *vm, unsigned index, const struct net_config *cfg);
+void net_init(struct net *net, const struct device_host *host, unsigned index, const struct net_config *cfg);
 /* Open the backend's host side (tap device, slirp) while still privileged. */
 int net_open_backend(struct net *net);
-/* After the VM exists: ioeventfd/irqfd (threaded) and the timer thread. */
-int net_start(struct net *net, pthread_t vcpu_thread);
+/* The timer and the eventfds.  Threaded model: also the TX kick
+ * (mmio.notify_fd[1]) and the interrupt (mmio.irqfd), which the VMM routes
+ * before the guest runs (launcher/wiring.c). */
+int net_open_fds(struct net *net);
+/* After net_open_fds: the device thread (threaded) or the waker (lguest),
+ * and libslirp's poll thread. */
+int net_start(struct net *net);
 void net_stop(struct net *net);
 /* After net_stop: close the eventfds, timerfd and epoll fd. */
 void net_close(struct net *net);

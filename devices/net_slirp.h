@@ -36,6 +36,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The launcher's files that only parse or print (options.h and its users)
+ * are built with LKVM_WITHOUT_LIBSLIRP (meson.build): libslirp's header sits
+ * in the default include path, so only this keeps them from pulling it in. */
+#ifdef LKVM_WITHOUT_LIBSLIRP
+#error "libslirp's header in a file built without it: include net_config.h, not net.h"
+#endif
 #include <slirp/libslirp.h>
 
 #include "virtqueue.h"

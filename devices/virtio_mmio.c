@@ -25,23 +25,29 @@
 #include <unistd.h>
 
 #include "lguest_kvm_abi.h"
-#include "vm.h"
 
 #define VIRT_MAGIC 0x74726976  /* "virt" */
 #define VIRT_VENDOR 0x4c4b564d /* "LKVM" */
 
 void virtio_mmio_init(struct virtio_mmio_dev *dev, const struct virtio_dev_ops *ops, void *priv,
-		      struct vm *vm, unsigned index, uint64_t features)
+		      const struct device_host *host, unsigned index, uint64_t features)
 {
 	memset(dev, 0, sizeof(*dev));
 	dev->ops = ops;
 	dev->priv = priv;
-	dev->vm = vm;
+	dev->host = host;
 	dev->base = LKVM_MMIO_BASE + index * LKVM_MMIO_SIZE;
 	dev->gsi = LKVM_IRQ_BASE + index;
 	dev->irqfd = -1;
+	for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
+		dev->notify_fd[q] = -1;
 	dev->host_features = features | (1ull << VIRTIO_F_VERSION_1);
 	pthread_mutex_init(&dev->lock, NULL);
+}
+
+uint64_t virtio_mmio_notify_gpa(const struct virtio_mmio_dev *dev)
+{
+	return dev->base + VIRTIO_MMIO_QUEUE_NOTIFY;
 }
 
 bool virtio_mmio_has_feature(const struct virtio_mmio_dev *dev, unsigned bit)
@@ -57,8 +63,8 @@ static void raise_interrupt(struct virtio_mmio_dev *dev, uint32_t why)
 		uint64_t one = 1;
 		ssize_t n = write(dev->irqfd, &one, sizeof(one));
 		(void)n; /* only fails if the counter would overflow: the irq is pending anyway */
-	} else {
-		vm_pulse_irq(dev->vm, dev->gsi);
+	} else if (dev->host->raise_irq) {
+		dev->host->raise_irq(dev->host->ctx, dev->gsi);
 	}
 }
 
@@ -302,7 +308,7 @@ static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t valu
 			break;  /* it is not ready: nothing to stop */
 		vq->event_idx = virtio_mmio_has_feature(dev, VIRTIO_RING_F_EVENT_IDX);
 		vq->indirect_ok = virtio_mmio_has_feature(dev, VIRTIO_RING_F_INDIRECT_DESC);
-		if (vq_enable(vq, &dev->vm->mem) < 0)
+		if (vq_enable(vq, dev->host->mem) < 0)
 			violation(dev, "%s", vq->error);
 		break;
 	default: break;

@@ -5,6 +5,12 @@
  * ID, queue count, config space and what to do when a queue is notified.  The transport owns the register
  * file, feature negotiation, status, queue setup and the interrupt line;
  * devices never see register offsets.
+ *
+ * Toward the VMM the transport exposes what it needs routed: its MMIO window
+ * (base, LKVM_MMIO_SIZE), its interrupt line (gsi), and per device the
+ * eventfds that stand for a queue's notify (notify_fd[]) and for the line
+ * (irqfd).  The launcher registers those with KVM (launcher/wiring.c); the
+ * transport itself only ever writes irqfd or calls device_host.raise_irq.
  */
 #ifndef VIRTIO_MMIO_H
 #define VIRTIO_MMIO_H
@@ -13,11 +19,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "device_host.h"
 #include "virtqueue.h"
 
 #define VIRTIO_MMIO_MAX_QUEUES 2
 
-struct vm;
 struct virtio_mmio_dev;
 
 struct virtio_dev_ops {
@@ -33,10 +39,14 @@ struct virtio_dev_ops {
 struct virtio_mmio_dev {
 	const struct virtio_dev_ops *ops;
 	void *priv;
-	struct vm *vm;
-	uint64_t base;
+	const struct device_host *host;
+	uint64_t base;              /* guest-physical start of the MMIO window */
 	unsigned gsi;
-	int irqfd;                 /* -1: pulse the line from the vCPU thread */
+	/* Eventfds the device created for the VMM to route; -1: not routed.
+	 * notify_fd[q] is signalled by a QueueNotify write of q (instead of an
+	 * MMIO exit), irqfd raises gsi (instead of host->raise_irq). */
+	int notify_fd[VIRTIO_MMIO_MAX_QUEUES];
+	int irqfd;
 	uint64_t host_features;
 	uint64_t driver_features;   /* accepted AND offered: all that takes effect */
 	uint64_t features_unoffered;  /* accepted but not offered: refuses FEATURES_OK */
@@ -58,7 +68,10 @@ struct virtio_mmio_dev {
 };
 
 void virtio_mmio_init(struct virtio_mmio_dev *dev, const struct virtio_dev_ops *ops, void *priv,
-		      struct vm *vm, unsigned index, uint64_t features);
+		      const struct device_host *host, unsigned index, uint64_t features);
+/* Guest-physical address whose 4-byte write of a queue index is that
+ * queue's notify: where the VMM hangs notify_fd[q]. */
+uint64_t virtio_mmio_notify_gpa(const struct virtio_mmio_dev *dev);
 /* An MMIO exit inside [base, base+LKVM_MMIO_SIZE). */
 void virtio_mmio_access(struct virtio_mmio_dev *dev, uint64_t off, uint8_t *data, uint32_t len,
 			bool is_write);

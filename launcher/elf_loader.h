@@ -14,10 +14,10 @@
 
 #include "guest_mem.h"
 
-/* Returns 0 and the 32-bit PVH entry, or -1 with diag_last() set. */
+/* Returns 0 and the 32-bit PVH entry, or -1 with the reason recorded by diag_fail(). */
 int elf_load_pvh(const char *path, const uint8_t *image, size_t size,
 		 struct guest_mem *gm, uint32_t *entry);
-/* Reads a whole file (at most 64 MiB); -1 with diag_last() set. */
+/* Reads a whole file (at most 64 MiB); -1 with the reason recorded by diag_fail(). */
 int elf_read_file(const char *path, uint8_t **image, size_t *size);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "net.h"
+#include "net_config.h"
 
 struct run_options {
 	const char *guest;          /* NULL: the built-in guest stub */

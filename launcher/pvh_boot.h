@@ -10,7 +10,7 @@
 #include "guest_mem.h"
 
 /* Writes start info at LKVM_START_INFO_GPA, the command line at
- * LKVM_CMDLINE_GPA.  -1 with diag_last() set if the line is too long. */
+ * LKVM_CMDLINE_GPA.  -1 with the reason recorded by diag_fail() if the line is too long. */
 int pvh_write_start_info(struct guest_mem *gm, const char *cmdline);
 
 #endif

@@ -5,7 +5,8 @@
  *   1. Build the guest: VM + RAM, the ELF image, the PVH start info and a
  *      command line that names the devices and the run's parameters.
  *   2. Wire the devices: console (MMIO exits) and net (ioeventfd + device
- *      thread, or MMIO exits + a waker thread in the lguest model).
+ *      thread, or MMIO exits + a waker thread in the lguest model).  The
+ *      devices create their eventfds; wiring.c registers them with KVM.
  *   3. Leave uid 0 and drop every capability (sandbox.c): nothing after
  *      this point is privileged.  Once the threads run, bound the open
  *      files and lock the process into a seccomp allow-list.
@@ -38,6 +39,7 @@
 #include "sandbox.h"
 #include "stats.h"
 #include "vm.h"
+#include "wiring.h"
 
 #define MAX_EXIT_REASON 64
 
@@ -46,6 +48,7 @@ enum run_end { END_NONE, END_GUEST_EXIT, END_CRASH, END_SIGNAL, END_TIME_LIMIT, 
 struct run_state {
 	const struct run_options *o;
 	struct vm vm;
+	struct wiring wiring;       /* the devices' view of vm */
 	struct console con;
 	struct net net;
 	uint64_t exits[MAX_EXIT_REASON];
@@ -640,7 +643,11 @@ static int setup_run(struct run_state *rs, FILE **json, pthread_t *sig_thread)
 	sb = sandbox_config(rs);
 	if (sandbox_drop_privileges(&sb, &rs->sandbox) < 0)
 		return -1;
-	if (net_start(&rs->net, vcpu_thread) < 0 || console_start_input(&rs->con, STDIN_FILENO) < 0)
+	/* The devices' eventfds are routed before any thread could see a kick. */
+	if (net_open_fds(&rs->net) < 0 || wiring_register(&rs->wiring, &rs->con.mmio) < 0 ||
+	    wiring_register(&rs->wiring, &rs->net.mmio) < 0)
+		return -1;
+	if (net_start(&rs->net) < 0 || console_start_input(&rs->con, STDIN_FILENO) < 0)
 		return -1;
 	if (pthread_create(sig_thread, NULL, signal_thread, rs))
 		return diag_fail("cannot start the signal thread");
@@ -680,8 +687,9 @@ int lkvm_run(const struct run_options *o)
 	sigaddset(&block, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &block, NULL);
 
-	console_init(&rs.con, &rs.vm, 0, o->quiet ? -1 : STDOUT_FILENO);
-	net_init(&rs.net, &rs.vm, 1, &o->net);
+	wiring_init(&rs.wiring, &rs.vm, vcpu_thread);
+	console_init(&rs.con, &rs.wiring.host, 0, o->quiet ? -1 : STDOUT_FILENO);
+	net_init(&rs.net, &rs.wiring.host, 1, &o->net);
 	if (setup_run(&rs, &json, &sig_thread) < 0) {
 		console_close(&rs.con);
 		diag_print();

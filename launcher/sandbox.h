@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "net.h"
+#include "net_config.h"
 #include "stats.h"
 
 /* Who a run becomes when it was started as root without --user: the
@@ -48,10 +48,10 @@ void sandbox_init(struct sandbox_state *sb);
 void sandbox_close_inherited_fds(void);
 /* Leave uid 0 (to --user, or to SANDBOX_DEFAULT_USER unless --stay-root),
  * drop every capability, set no_new_privs.  Before any thread starts:
- * capabilities and ids are per thread.  -1 with diag_last() set. */
+ * capabilities and ids are per thread.  -1 with the reason recorded by diag_fail(). */
 int sandbox_drop_privileges(const struct sandbox_config *cfg, struct sandbox_state *sb);
 /* Lower RLIMIT_NOFILE and RLIMIT_CORE, then (unless --no-seccomp) install
- * the allow-list on every thread of the process.  -1 with diag_last() set. */
+ * the allow-list on every thread of the process.  -1 with the reason recorded by diag_fail(). */
 int sandbox_lock_down(const struct sandbox_config *cfg, struct sandbox_state *sb);
 void sandbox_stats(const struct sandbox_state *sb, struct stats *st);
 

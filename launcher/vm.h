@@ -18,11 +18,11 @@ struct vm {
 	struct guest_mem mem;
 };
 
-/* Can /dev/kvm be opened?  -1 with diag_last() naming what to do: a command
+/* Can /dev/kvm be opened?  -1 with the recorded reason (diag_fail) naming what to do: a command
  * that starts many VMs asks once, before any work. */
 int vm_check_kvm(void);
 /* Open /dev/kvm, check the API and every capability we use, create the VM,
- * its irqchip and RAM.  -1 with diag_last() set. */
+ * its irqchip and RAM.  -1 with the reason recorded by diag_fail(). */
 int vm_create(struct vm *vm, uint64_t mem_size);
 /* Create the vCPU in the PVH entry state: 32-bit protected mode, paging off,
  * flat segments, %ebx = start_info. */

@@ -30,7 +30,6 @@
 
 #include "check.h"
 #include "net.h"
-#include "vm.h"
 
 #define MEM_SIZE (1u << 20)
 #define RING_GPA 0x1000u
@@ -40,7 +39,10 @@
 #define NUM      8u
 #define HDR      12u
 
-static struct vm vm;
+/* Fake guest RAM, and the host a device sees: no VM, no interrupt line
+ * (each device raises its interrupts through an irqfd the test reads). */
+static struct guest_mem ram;
+static const struct device_host host = { .mem = &ram };
 static struct net *net;
 static struct vq *rx, *tx;
 static struct vring vr, tvr;
@@ -48,7 +50,7 @@ static int backend[2];           /* [0] is the "tap" the device reads */
 
 static uint8_t *buf_of(uint16_t d)
 {
-	return vm.mem.host + BUF_GPA + d * 4096u;
+	return ram.host + BUF_GPA + d * 4096u;
 }
 
 static void publish(uint16_t head)
@@ -84,27 +86,27 @@ static void setup_offloads(bool offloads)
 
 	if (net->mmio.irqfd >= 0)
 		close(net->mmio.irqfd);
-	memset(vm.mem.host, 0, MEM_SIZE);
-	net_init(net, &vm, 1, &cfg);
+	memset(ram.host, 0, MEM_SIZE);
+	net_init(net, &host, 1, &cfg);
 	net->mmio.irqfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	net->tap.fd = backend[0];
-	vring_init(&vr, NUM, vm.mem.host + RING_GPA, 4096);
+	vring_init(&vr, NUM, ram.host + RING_GPA, 4096);
 	rx = &net->mmio.vqs[0];
 	rx->num = NUM;
-	rx->desc_gpa = (uint64_t)((uint8_t *)vr.desc - vm.mem.host);
-	rx->avail_gpa = (uint64_t)((uint8_t *)vr.avail - vm.mem.host);
-	rx->used_gpa = (uint64_t)((uint8_t *)vr.used - vm.mem.host);
-	if (net->mmio.irqfd < 0 || vq_enable(rx, &vm.mem) < 0) {
+	rx->desc_gpa = (uint64_t)((uint8_t *)vr.desc - ram.host);
+	rx->avail_gpa = (uint64_t)((uint8_t *)vr.avail - ram.host);
+	rx->used_gpa = (uint64_t)((uint8_t *)vr.used - ram.host);
+	if (net->mmio.irqfd < 0 || vq_enable(rx, &ram) < 0) {
 		printf("FAIL setup: eventfd or vq_enable: %s\n", rx->error);
 		exit(1);
 	}
-	vring_init(&tvr, NUM, vm.mem.host + TX_RING_GPA, 4096);
+	vring_init(&tvr, NUM, ram.host + TX_RING_GPA, 4096);
 	tx = &net->mmio.vqs[1];
 	tx->num = NUM;
-	tx->desc_gpa = (uint64_t)((uint8_t *)tvr.desc - vm.mem.host);
-	tx->avail_gpa = (uint64_t)((uint8_t *)tvr.avail - vm.mem.host);
-	tx->used_gpa = (uint64_t)((uint8_t *)tvr.used - vm.mem.host);
-	if (vq_enable(tx, &vm.mem) < 0) {
+	tx->desc_gpa = (uint64_t)((uint8_t *)tvr.desc - ram.host);
+	tx->avail_gpa = (uint64_t)((uint8_t *)tvr.avail - ram.host);
+	tx->used_gpa = (uint64_t)((uint8_t *)tvr.used - ram.host);
+	if (vq_enable(tx, &ram) < 0) {
 		printf("FAIL setup: transmit vq_enable: %s\n", tx->error);
 		exit(1);
 	}
@@ -357,7 +359,7 @@ static const struct virtio_net_hdr_v1 tso_hdr = {
  * *out (length returned, -1 if nothing was written). */
 static ssize_t tx_one(bool offered, const struct tx_case *c, uint8_t *out, size_t out_size)
 {
-	uint8_t *b0 = vm.mem.host + TX_BUF_GPA, *b1 = b0 + 0x4000;
+	uint8_t *b0 = ram.host + TX_BUF_GPA, *b1 = b0 + 0x4000;
 	uint32_t first = c->split ? c->split : HDR;
 	ssize_t r;
 
@@ -457,7 +459,7 @@ static void test_tap_header(void)
 
 int main(void)
 {
-	if (gmem_map(&vm.mem, MEM_SIZE) < 0 || socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, backend) < 0) {
+	if (gmem_map(&ram, MEM_SIZE) < 0 || socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, backend) < 0) {
 		printf("FAIL cannot map fake guest RAM or make a socket pair\n");
 		return 1;
 	}
@@ -480,6 +482,6 @@ int main(void)
 	close(backend[1]);
 	pthread_mutex_destroy(&net->mmio.lock);
 	free(net);
-	gmem_unmap(&vm.mem);
+	gmem_unmap(&ram);
 	return check_summary();
 }

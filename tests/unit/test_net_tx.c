@@ -1,7 +1,8 @@
 /*
  * test_net_tx.c -- the host's transmit suppression state machine
- * (net_tx_on_notify / net_tx_on_timeout in devices/net.c, design.md
- * section 5) and the sink's frame check, without KVM.
+ * (net_tx_on_notify / net_tx_on_timeout in devices/net.c; the steps are in
+ * docs/architecture.md, "The path of one notify") and the sink's frame
+ * check, without KVM.
  *
  * The seed's table counts notifies and timeouts, so each transition must do
  * exactly what the design says: a notify drains and suppresses, a timer that
@@ -28,7 +29,6 @@
 #include "check.h"
 #include "lkvm_frame.h"
 #include "net.h"
-#include "vm.h"
 
 #define MEM_SIZE  (1u << 20)
 #define RING_GPA  0x1000u        /* desc + avail on this page, used on the next */
@@ -39,7 +39,10 @@
 
 enum layout { ONE_DESC, TWO_DESCS, INDIRECT };
 
-static struct vm vm;
+/* Fake guest RAM, and the host a device sees: no VM, no interrupt line
+ * (each device raises its interrupts through an irqfd the test reads). */
+static struct guest_mem ram;
+static const struct device_host host = { .mem = &ram };
 static struct net *net;          /* large (sink frame buffer): heap */
 static struct vq *tx;
 static struct vring vr;          /* the guest's view of the TX ring */
@@ -78,7 +81,7 @@ static uint16_t alloc_desc(void)
 static uint16_t guest_send(uint64_t seq, unsigned frame_len, enum layout lay, uint8_t **frame_out)
 {
 	uint16_t head = alloc_desc();
-	uint8_t *buf = vm.mem.host + BUF_GPA + head * 4096u;
+	uint8_t *buf = ram.host + BUF_GPA + head * 4096u;
 
 	write_frame(buf, seq, frame_len);
 	if (frame_out)
@@ -87,7 +90,7 @@ static uint16_t guest_send(uint64_t seq, unsigned frame_len, enum layout lay, ui
 		vr.desc[head] = (struct vring_desc){ .addr = BUF_GPA + head * 4096u, .len = HDR + frame_len };
 	} else if (lay == TWO_DESCS) {
 		uint16_t d2 = alloc_desc();
-		uint8_t *buf2 = vm.mem.host + BUF_GPA + d2 * 4096u;
+		uint8_t *buf2 = ram.host + BUF_GPA + d2 * 4096u;
 
 		memcpy(buf2, buf + HDR, frame_len);  /* frame in its own buffer */
 		if (frame_out)
@@ -96,7 +99,7 @@ static uint16_t guest_send(uint64_t seq, unsigned frame_len, enum layout lay, ui
 						     .flags = VRING_DESC_F_NEXT, .next = d2 };
 		vr.desc[d2] = (struct vring_desc){ .addr = BUF_GPA + d2 * 4096u, .len = frame_len };
 	} else {
-		struct vring_desc *t = (struct vring_desc *)(vm.mem.host + TABLE_GPA + head * 64u);
+		struct vring_desc *t = (struct vring_desc *)(ram.host + TABLE_GPA + head * 64u);
 		uint64_t gpa = BUF_GPA + head * 4096u;
 
 		t[0] = (struct vring_desc){ .addr = gpa, .len = HDR, .flags = VRING_DESC_F_NEXT, .next = 1 };
@@ -142,19 +145,19 @@ static void setup(enum host_timer timer, bool adaptive, bool indirect_ok)
 
 	if (net && net->mmio.irqfd >= 0)
 		close(net->mmio.irqfd);
-	memset(vm.mem.host, 0, MEM_SIZE);
-	net_init(net, &vm, 1, &cfg);
+	memset(ram.host, 0, MEM_SIZE);
+	net_init(net, &host, 1, &cfg);
 	net->mmio.irqfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	vring_init(&vr, NUM, vm.mem.host + RING_GPA, 4096);
+	vring_init(&vr, NUM, ram.host + RING_GPA, 4096);
 	tx = &net->mmio.vqs[1];
 	tx->num = NUM;
-	tx->desc_gpa = (uint64_t)((uint8_t *)vr.desc - vm.mem.host);
-	tx->avail_gpa = (uint64_t)((uint8_t *)vr.avail - vm.mem.host);
-	tx->used_gpa = (uint64_t)((uint8_t *)vr.used - vm.mem.host);
+	tx->desc_gpa = (uint64_t)((uint8_t *)vr.desc - ram.host);
+	tx->avail_gpa = (uint64_t)((uint8_t *)vr.avail - ram.host);
+	tx->used_gpa = (uint64_t)((uint8_t *)vr.used - ram.host);
 	tx->indirect_ok = indirect_ok;
 	next_desc = 0;
 	seq = 0;
-	if (net->mmio.irqfd < 0 || vq_enable(tx, &vm.mem) < 0) {
+	if (net->mmio.irqfd < 0 || vq_enable(tx, &ram) < 0) {
 		printf("FAIL setup: eventfd or vq_enable: %s\n", tx->error);
 		exit(1);
 	}
@@ -475,8 +478,8 @@ static void reg_write(uint32_t off, uint32_t value)
 
 static void guest_enable_tx(void)
 {
-	memset(vm.mem.host + RING_GPA, 0, 2 * 4096);
-	vring_init(&vr, NUM, vm.mem.host + RING_GPA, 4096);
+	memset(ram.host + RING_GPA, 0, 2 * 4096);
+	vring_init(&vr, NUM, ram.host + RING_GPA, 4096);
 	next_desc = 0;
 	reg_write(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);     /* one bit at a time (3.1.1) */
 	reg_write(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
@@ -486,11 +489,11 @@ static void guest_enable_tx(void)
 		  VIRTIO_CONFIG_S_FEATURES_OK);
 	reg_write(VIRTIO_MMIO_QUEUE_SEL, 1);
 	reg_write(VIRTIO_MMIO_QUEUE_NUM, NUM);
-	reg_write(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)((uint8_t *)vr.desc - vm.mem.host));
+	reg_write(VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)((uint8_t *)vr.desc - ram.host));
 	reg_write(VIRTIO_MMIO_QUEUE_DESC_HIGH, 0);
-	reg_write(VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)((uint8_t *)vr.avail - vm.mem.host));
+	reg_write(VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)((uint8_t *)vr.avail - ram.host));
 	reg_write(VIRTIO_MMIO_QUEUE_AVAIL_HIGH, 0);
-	reg_write(VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)((uint8_t *)vr.used - vm.mem.host));
+	reg_write(VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)((uint8_t *)vr.used - ram.host));
 	reg_write(VIRTIO_MMIO_QUEUE_USED_HIGH, 0);
 	reg_write(VIRTIO_MMIO_QUEUE_READY, 1);
 	reg_write(VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
@@ -717,7 +720,7 @@ static void test_budget_vcpu_poll(void)
 
 int main(void)
 {
-	if (gmem_map(&vm.mem, MEM_SIZE) < 0) {
+	if (gmem_map(&ram, MEM_SIZE) < 0) {
 		printf("FAIL cannot map fake guest RAM\n");
 		return 1;
 	}
@@ -742,6 +745,6 @@ int main(void)
 	close(net->mmio.irqfd);
 	pthread_mutex_destroy(&net->mmio.lock);
 	free(net);
-	gmem_unmap(&vm.mem);
+	gmem_unmap(&ram);
 	return check_summary();
 }

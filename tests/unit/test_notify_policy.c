@@ -1,7 +1,8 @@
 /*
  * test_notify_policy.c -- the guest's notification policies
  * (guest-stub/notify_policy.c), checked against traces worked out by hand
- * from the seed "virtio: threshold for notifications" (design.md section 4).
+ * from the seed "virtio: threshold for notifications" (docs/architecture.md,
+ * "In the guest").
  *
  * These are the exact functions compiled into the guest stub, so a wrong
  * number here would be a wrong row in the reproduced table.  Every expected

@@ -31,7 +31,6 @@
 
 #include "check.h"
 #include "console.h"
-#include "vm.h"
 
 #define MEM_SIZE (1u << 20)
 #define Q0_GPA   0x1000u        /* queue 0: desc, avail; used on the next page */
@@ -45,7 +44,10 @@
 #define S_DOK   VIRTIO_CONFIG_S_DRIVER_OK
 #define S_RESET VIRTIO_CONFIG_S_NEEDS_RESET
 
-static struct vm vm;
+/* Fake guest RAM, and the host a device sees: no VM, no interrupt line
+ * (each device raises its interrupts through an irqfd the test reads). */
+static struct guest_mem ram;
+static const struct device_host host = { .mem = &ram };
 static struct console *con;      /* large (chain scratch): heap */
 static struct virtio_mmio_dev *dev;
 static int out_pipe[2];          /* the console's output: [0] is read here */
@@ -82,8 +84,8 @@ static void fresh_device(void)
 		close(con->mmio.irqfd);
 	if (dev)
 		pthread_mutex_destroy(&dev->lock);
-	memset(vm.mem.host, 0, MEM_SIZE);
-	console_init(con, &vm, 0, out_pipe[1]);
+	memset(ram.host, 0, MEM_SIZE);
+	console_init(con, &host, 0, out_pipe[1]);
 	dev = &con->mmio;
 	dev->irqfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (dev->irqfd < 0) {
@@ -115,13 +117,13 @@ static struct vring ring_of(unsigned q)
 {
 	struct vring vr;
 
-	vring_init(&vr, NUM, vm.mem.host + (q ? Q1_GPA : Q0_GPA), 4096);
+	vring_init(&vr, NUM, ram.host + (q ? Q1_GPA : Q0_GPA), 4096);
 	return vr;
 }
 
 static uint64_t gpa_of(const void *p)
 {
-	return (uint64_t)((const uint8_t *)p - vm.mem.host);
+	return (uint64_t)((const uint8_t *)p - ram.host);
 }
 
 /* Program queue q's size and ring addresses (not QueueReady). */
@@ -592,9 +594,9 @@ static void test_console_output(void)
 
 	/* head 2 -> 5 -> 6: two readable parts, then a writable buffer the
 	 * console must not print */
-	memcpy(vm.mem.host + BUF_GPA, part1, sizeof(part1) - 1);
-	memcpy(vm.mem.host + BUF_GPA + 0x100, part2, sizeof(part2));
-	memset(vm.mem.host + BUF_GPA + 0x200, 'X', 16);
+	memcpy(ram.host + BUF_GPA, part1, sizeof(part1) - 1);
+	memcpy(ram.host + BUF_GPA + 0x100, part2, sizeof(part2));
+	memset(ram.host + BUF_GPA + 0x200, 'X', 16);
 	vr.desc[2] = (struct vring_desc){ .addr = BUF_GPA, .len = sizeof(part1) - 1, .flags = VRING_DESC_F_NEXT,
 					  .next = 5 };
 	vr.desc[5] = (struct vring_desc){ .addr = BUF_GPA + 0x100, .len = sizeof(part2), .flags = VRING_DESC_F_NEXT,
@@ -620,7 +622,7 @@ static void test_console_output(void)
 	/* a second chain after the first, interrupts suppressed by the driver */
 	vr.avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
 	vr.desc[0] = (struct vring_desc){ .addr = BUF_GPA + 0x300, .len = 3 };
-	memcpy(vm.mem.host + BUF_GPA + 0x300, "ok\n", 3);
+	memcpy(ram.host + BUF_GPA + 0x300, "ok\n", 3);
 	vr.avail->ring[1] = 0;
 	__atomic_store_n(&vr.avail->idx, 2, __ATOMIC_RELEASE);
 	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
@@ -630,7 +632,7 @@ static void test_console_output(void)
 
 	/* an indirect chain: the console never offered INDIRECT_DESC, so it is
 	 * a broken ring and nothing of it is printed */
-	struct vring_desc *table = (struct vring_desc *)(vm.mem.host + BUF_GPA + 0x800);
+	struct vring_desc *table = (struct vring_desc *)(ram.host + BUF_GPA + 0x800);
 	table[0] = (struct vring_desc){ .addr = BUF_GPA + 0x300, .len = 3 };
 	vr.desc[1] = (struct vring_desc){ .addr = BUF_GPA + 0x800, .len = 16, .flags = VRING_DESC_F_INDIRECT };
 	vr.avail->ring[2] = 1;
@@ -652,7 +654,7 @@ static void test_console_output(void)
 		wr(VIRTIO_MMIO_QUEUE_READY, 1);
 	}
 	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK | S_DOK);
-	memset(vm.mem.host + Q1_GPA, 0, 0x2000);
+	memset(ram.host + Q1_GPA, 0, 0x2000);
 	vr = ring_of(1);
 	vr.desc[1] = (struct vring_desc){ .addr = BUF_GPA + 0x800, .len = 16, .flags = VRING_DESC_F_INDIRECT };
 	vr.avail->ring[0] = 1;
@@ -698,7 +700,7 @@ static void test_console_input(void)
 	pthread_mutex_lock(&dev->lock);
 	pthread_mutex_unlock(&dev->lock);
 	CHECK(used == 1 && vr.used->ring[0].id == 3 && vr.used->ring[0].len == sizeof(typed) - 1 &&
-	      !memcmp(vm.mem.host + BUF_GPA + 0x1000, typed, sizeof(typed) - 1),
+	      !memcmp(ram.host + BUF_GPA + 0x1000, typed, sizeof(typed) - 1),
 	      "typed input lands in the posted buffer byte-exact (used idx %u, len %u)", used, vr.used->ring[0].len);
 	CHECK(con->bytes_in == sizeof(typed) - 1 && irqs() == 1, "console_bytes_in %llu, one used-buffer interrupt",
 	      (unsigned long long)con->bytes_in);
@@ -710,7 +712,7 @@ static void test_console_input(void)
 
 int main(void)
 {
-	if (gmem_map(&vm.mem, MEM_SIZE) < 0) {
+	if (gmem_map(&ram, MEM_SIZE) < 0) {
 		printf("FAIL cannot map fake guest RAM\n");
 		return 1;
 	}

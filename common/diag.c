@@ -1,4 +1,8 @@
-/* diag.c -- keeps the last one-line error until the command prints it. */
+/*
+ * diag.c -- keeps the last one-line error until the command prints it.
+ * In common/ because devices report their setup failures (a tap that will
+ * not open, a thread that will not start) the same way the launcher does.
+ */
 #include "diag.h"
 
 #include <stdarg.h>

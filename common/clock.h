@@ -1,6 +1,8 @@
 /*
  * clock.h -- one clock for every duration the launcher reports: seconds on
- * CLOCK_MONOTONIC, so a changed wall clock cannot bend a measurement.
+ * CLOCK_MONOTONIC, so a changed wall clock cannot bend a measurement.  In
+ * common/ because devices time their own drains (tx_transfer_seconds) and
+ * the launcher times the run: both must read the same clock.
  */
 #ifndef CLOCK_H
 #define CLOCK_H

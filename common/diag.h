@@ -5,7 +5,9 @@
  * and what to do) with diag_fail() and returning -1; the command (run.c,
  * table.c) prints it once as "lguest-kvm: <sentence>" with diag_print() and
  * exits with the matching code.  Code deep in a call chain thus never
- * decides how an error is shown.
+ * decides how an error is shown.  It lives in common/, below devices/ and
+ * launcher/, so that a device can fail the same way without knowing who
+ * prints the line.
  */
 #ifndef DIAG_H
 #define DIAG_H

@@ -6,6 +6,8 @@
  * frame copies, the ELF loader, the guest's report -- asks gmem_ptr() for a
  * pointer to [gpa, gpa+len).  It refuses overflow and anything that is not
  * entirely inside RAM, so a hostile guest address can never reach host memory.
+ * It lives in common/ (docs/architecture.md, "Layers"): the launcher maps the
+ * RAM, the devices only ever see it through this struct.
  */
 #ifndef GUEST_MEM_H
 #define GUEST_MEM_H

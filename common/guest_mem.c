@@ -1,6 +1,10 @@
 /*
  * guest_mem.c -- allocate guest RAM between two guard pages.
  *
+ * In common/, the layer below both devices/ and launcher/: the launcher maps
+ * RAM and loads the image into it, devices walk rings in it, and neither
+ * needs the other to do so.
+ *
  * The guard pages turn an off-by-one in host code into a clean SIGSEGV
  * instead of a silent read of whatever heap lies next to guest RAM.
  */

@@ -1,0 +1,198 @@
+/*
+ * table_writers.c -- `lguest-kvm table --csv/--json/--plot`: the finished
+ * rows of the sweep (table_sweep.h) written out.  The sweep in table.c
+ * measures and prints the text table; here the same medians, spreads and
+ * raw samples become a CSV row per model and row, one JSON object (with
+ * every sample, the host's hypervisor and the loopback ceiling), and a
+ * gnuplot drawing of seconds and notifies against the static threshold.
+ */
+#include "table_sweep.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "host_kind.h"
+#include "stats.h"
+
+const char *const table_metric_key[M_COUNT] = {
+	"seconds", "gbit_per_second", "timeouts", "notifies", "threshold_final", "ring_full", "indirect_share",
+};
+
+int table_write_csv(const struct table *t)
+{
+	FILE *f = fopen(t->csv, "w");
+
+	if (!f)
+		return diag_fail("--csv %s: %s", t->csv, strerror(errno));
+	fprintf(f, "experiment,model,row,options,samples");
+	for (unsigned m = 0; m < M_COUNT; m++)
+		fprintf(f, ",%s_median,%s_min,%s_max", table_metric_key[m], table_metric_key[m], table_metric_key[m]);
+	fprintf(f, ",failed\n");
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+
+			fprintf(f, "%s,%s,%s,%s %s%s%s,%u", t->experiment, t->models[mi], r->label, r->args[0], r->args[1],
+				r->nargs > 2 ? " " : "", r->nargs > 2 ? r->args[2] : "", r->n);
+			for (unsigned m = 0; m < M_COUNT; m++)
+				if (r->failed[0])
+					fprintf(f, ",,,");
+				else
+					fprintf(f, ",%.6g,%.6g,%.6g", r->median[m], r->min[m], r->max[m]);
+			fprintf(f, ",\"%s\"\n", r->failed);
+		}
+	return fclose(f) ? diag_fail("--csv %s: write failed", t->csv) : 0;
+}
+
+int table_write_json(const struct table *t)
+{
+	FILE *f = fopen(t->json, "w");
+
+	if (!f)
+		return diag_fail("--json %s: %s", t->json, strerror(errno));
+	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ", t->experiment, t->repeat);
+	json_write_string(f, host_hypervisor());
+	fprintf(f, ",\n  \"emulated\": %s,\n  \"options\": [", host_is_emulated() ? "true" : "false");
+	for (unsigned i = 0; i < t->npass; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_write_string(f, t->pass[i]);
+	}
+	fprintf(f, "],\n  \"rows\": [");
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+
+			fprintf(f, "%s\n    {\"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->models[mi]);
+			json_write_string(f, r->label);
+			fprintf(f, ", \"options\": [");
+			for (unsigned k = 0; k < r->nargs; k++) {
+				fprintf(f, "%s", k ? ", " : "");
+				json_write_string(f, r->args[k]);
+			}
+			fprintf(f, "], \"ok\": %s, \"failed\": ", r->failed[0] ? "false" : "true");
+			json_write_string(f, r->failed);
+			fprintf(f, ",\n     \"samples\": [");
+			for (unsigned s = 0; s < r->n; s++) {
+				fprintf(f, "%s{", s ? ", " : "");
+				for (unsigned m = 0; m < M_COUNT; m++)
+					fprintf(f, "%s\"%s\": %.9g", m ? ", " : "", table_metric_key[m], r->v[s][m]);
+				fprintf(f, "}");
+			}
+			fprintf(f, "]");
+			if (!r->failed[0]) {
+				fprintf(f, ",\n     \"median\": {");
+				for (unsigned m = 0; m < M_COUNT; m++)
+					fprintf(f, "%s\"%s\": %.9g", m ? ", " : "", table_metric_key[m], r->median[m]);
+				fprintf(f, "},\n     \"spread_pct\": {");
+				for (unsigned m = 0; m < M_COUNT; m++)
+					fprintf(f, "%s\"%s\": %.3f", m ? ", " : "", table_metric_key[m], spread_pct(r, m));
+				fprintf(f, "}");
+			}
+			fprintf(f, "}");
+		}
+	fprintf(f, "\n  ]");
+	if (t->tcp) {
+		fprintf(f, ",\n  \"net\": \"%s\",\n  \"host_loopback_bytes\": %llu,\n  \"host_loopback_seconds\": [",
+			t->tcp_tap ? "tap" : "user", (unsigned long long)t->bytes);
+		for (unsigned k = 0; k < t->nloopback; k++)
+			fprintf(f, "%s%.6f", k ? ", " : "", t->loopback[k]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "\n}\n");
+	return fclose(f) ? diag_fail("--json %s: write failed", t->json) : 0;
+}
+
+/* Seconds (linear) and notifies (log) against threshold, one series per
+ * model; rows without a threshold are drawn as horizontal lines. */
+static bool any_row_measured(const struct table *t)
+{
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++)
+			if (t->rows[mi][i].n && !t->rows[mi][i].failed[0])
+				return true;
+	return false;
+}
+
+int table_write_plot(const struct table *t)
+{
+	const char *ext = strrchr(t->plot, '.');   /* checked by parse_table_options */
+	char data[] = "/tmp/lkvm-plot-XXXXXX";
+	int fd, rc;
+	FILE *d, *g;
+	const char *colour[2] = { "#1f77b4", "#d62728" };
+
+	/* An empty plot would only make gnuplot complain about the data. */
+	if (!any_row_measured(t)) {
+		fprintf(stderr, "lguest-kvm table: --plot %s: no row has data, so no plot was drawn\n", t->plot);
+		return 0;
+	}
+	fd = mkstemp(data);
+	if (fd < 0)
+		return diag_fail("--plot: cannot create a temporary data file: %s", strerror(errno));
+	if (!(d = fdopen(fd, "w"))) {
+		close(fd);
+		unlink(data);
+		return diag_fail("--plot: cannot write a temporary data file");
+	}
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		fprintf(d, "# %s\n", t->models[mi]);
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+
+			if (!r->failed[0] && !strncmp(r->args[1], "static:", 7))
+				fprintf(d, "%s %.6f %.0f\n", r->args[1] + 7, r->median[M_SECONDS], r->median[M_NOTIFIES]);
+		}
+		fprintf(d, "\n\n");
+	}
+	fclose(d);
+	g = popen("gnuplot 2>&1", "w");
+	if (!g) {
+		unlink(data);
+		return diag_fail("--plot: cannot start a shell for gnuplot: %s", strerror(errno));
+	}
+	fprintf(g, "set terminal %s size 900,700 font 'sans,11'\nset output '%s'\n",
+		!strcmp(ext, ".svg") ? "svg dynamic" : "pngcairo", t->plot);
+	fprintf(g, "set multiplot layout 2,1 title 'lguest-kvm table: notify threshold sweep'\n"
+		   "set key outside right\nset grid\nset xlabel 'static threshold (buffers)'\n");
+	for (unsigned panel = 0; panel < 2; panel++) {
+		fprintf(g, panel ? "set ylabel 'notifies'\nset logscale y\n" : "set ylabel 'seconds'\nunset logscale y\n");
+		for (unsigned mi = 0; mi < t->nmodels; mi++)
+			for (unsigned i = 0; i < t->nrows; i++) {
+				const struct row *r = &t->rows[mi][i];
+				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
+
+				if (r->failed[0] || !strncmp(r->args[1], "static:", 7) || (panel && y <= 0))
+					continue;
+				fprintf(g, "f%u_%u(x) = %.6g\n", mi, i, y);
+			}
+		fprintf(g, "plot ");
+		for (unsigned mi = 0; mi < t->nmodels; mi++) {
+			fprintf(g, "%s'%s' index %u using 1:%u with linespoints lw 2 lc rgb '%s' title '%s: static'",
+				mi ? ", " : "", data, mi, panel ? 3 : 2, colour[mi], t->models[mi]);
+			for (unsigned i = 0; i < t->nrows; i++) {
+				const struct row *r = &t->rows[mi][i];
+				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
+
+				if (r->failed[0] || !strncmp(r->args[1], "static:", 7) || (panel && y <= 0))
+					continue;
+				fprintf(g, ", f%u_%u(x) with lines dt %u lc rgb '%s' title '%s: %s'", mi, i,
+					2 + i % 3, colour[mi], t->models[mi], r->label);
+			}
+		}
+		fprintf(g, "\n");
+	}
+	fprintf(g, "unset multiplot\n");
+	rc = pclose(g);
+	unlink(data);
+	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)   /* the shell's "command not found" */
+		return diag_fail("--plot %s: gnuplot is not installed -- apt-get install gnuplot-nox", t->plot);
+	if (rc != 0)
+		return diag_fail("--plot %s: gnuplot failed (exit %d); its own messages are above", t->plot,
+				 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+	return 0;
+}
