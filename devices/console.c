@@ -2,7 +2,9 @@
  * console.c -- virtio-console port 0.
  *
  * Output: a notify on the transmitq (an MMIO exit: the console is not a hot
- * path) pops each chain and writes its readable bytes to stdout.
+ * path) pops each chain and writes its readable bytes to stdout, about
+ * 64 KiB per round; the vCPU thread finishes a longer notify round by round
+ * (console_tx_continue), looking at the stop flag in between.
  * Input: a thread reads stdin into a small pending buffer and hands it to
  * whatever receive buffers the guest has posted; a later notify on the
  * receiveq (new buffers) delivers the rest.  Both paths hold the transport
@@ -34,6 +36,12 @@ enum { CONSOLE_RX = 0, CONSOLE_TX = 1 };
  * (64 MiB with 1024 slots).  Receive chains need no cap: the host writes
  * only what it holds (at most `pending`, 4 KiB) into them. */
 #define CONSOLE_TX_CHAIN_MAX (64u << 10)
+/* One round of output stops once it has written this much; the rest waits
+ * for console_tx_continue, which the vCPU thread calls only after it has
+ * looked at the stop flag.  With the cap above, a round writes at most
+ * 128 KiB: a notify covering 1024 such chains can no longer keep the vCPU
+ * thread from SIGTERM for the minutes 64 MiB can take to a slow terminal. */
+#define CONSOLE_TX_WEIGHT_BYTES (64u << 10)
 
 static void write_all(int fd, const uint8_t *p, size_t n)
 {
@@ -53,10 +61,12 @@ static void console_transmit(struct console *con)
 	struct virtio_mmio_dev *dev = &con->mmio;
 	struct vq *vq = &dev->vqs[CONSOLE_TX];
 	struct vq_chain *chain = &con->tx_chain;
+	uint64_t round = 0;
 	bool used = false;
-	int rc;
+	int rc = 0;
 
-	while ((rc = vq_pop_avail(vq, chain)) > 0) {
+	con->tx_more = false;
+	while (round < CONSOLE_TX_WEIGHT_BYTES && (rc = vq_pop_avail(vq, chain)) > 0) {
 		if (!con->t_first_output)
 			con->t_first_output = monotonic_seconds();
 		for (unsigned i = 0; i < chain->count; i++)
@@ -64,13 +74,32 @@ static void console_transmit(struct console *con)
 				write_all(con->out_fd, chain->buf[i].host, chain->buf[i].len);
 				con->bytes_out += chain->buf[i].len;
 			}
+		round += chain->out_len;
 		vq_push_used(vq, chain->head, 0);
 		used = true;
 	}
 	if (rc < 0)
 		virtio_mmio_fail(dev, vq->error);
-	else if (used && vq_should_interrupt(vq))
+	else if (rc > 0)        /* stopped by the weight, not by an empty ring */
+		con->tx_more = vq_has_avail(vq);
+	if (rc >= 0 && used && vq_should_interrupt(vq))
 		virtio_mmio_signal_used(dev);
+}
+
+bool console_tx_continuing(const struct console *con)
+{
+	return __atomic_load_n(&con->tx_more, __ATOMIC_RELAXED);
+}
+
+void console_tx_continue(struct console *con)
+{
+	pthread_mutex_lock(&con->mmio.lock);
+	/* A reset in between leaves the queue not ready: nothing to do. */
+	if (con->tx_more && !con->closed) {
+		con->tx_continuations++;
+		console_transmit(con);
+	}
+	pthread_mutex_unlock(&con->mmio.lock);
 }
 
 /* Caller holds the transport lock. */

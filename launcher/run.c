@@ -338,6 +338,11 @@ static void run_vcpu(struct run_state *rs)
 			net_vcpu_poll(&rs->net);
 			continue;
 		}
+		/* Both models: a console notify's output, round by round. */
+		if (console_tx_continuing(&rs->con)) {
+			console_tx_continue(&rs->con);
+			continue;
+		}
 		if (ioctl(rs->vm.vcpu_fd, KVM_RUN, 0) < 0) {
 			if (errno != EINTR && errno != EAGAIN) {
 				rs->end = END_HOST_ERROR;
@@ -491,6 +496,7 @@ static void collect_stats(struct run_state *rs, struct stats *st)
 	stats_u64(st, "interrupts_injected", rs->con.mmio.interrupts + rs->net.mmio.interrupts);
 	stats_u64(st, "console_bytes_out", rs->con.bytes_out);
 	stats_u64(st, "console_bytes_in", rs->con.bytes_in);
+	stats_u64(st, "console_tx_continuations", rs->con.tx_continuations);
 	for (unsigned r = 0; r < MAX_EXIT_REASON; r++) {
 		const char *name = exit_reason_name(r);
 

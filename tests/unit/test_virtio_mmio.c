@@ -665,6 +665,54 @@ static void test_console_output(void)
 	      "an unoffered INDIRECT_DESC forced through: no queue, no indirect walk, nothing printed (%d bytes)", n);
 }
 
+/* A notify covering many large chains is written out in rounds of about
+ * 64 KiB (the weight), so that the vCPU thread can look at the stop flag in
+ * between; nothing is lost or reordered, and the last round ends it. */
+static void test_console_output_rounds(void)
+{
+	enum { CHAINS = 8, CHAIN = 16 << 10 };
+	static uint8_t got[CHAINS * CHAIN + 1];
+	struct vring vr;
+	size_t total = 0;
+	unsigned rounds = 0;
+	int n;
+
+	fresh_device();
+	driver_init(TO_DRIVER_OK);
+	drain_pipe(got, sizeof(got));
+	vr = ring_of(1);
+	for (unsigned i = 0; i < CHAINS; i++) {
+		memset(ram.host + BUF_GPA + (uint64_t)i * CHAIN, 'a' + i, CHAIN);
+		vr.desc[i] = (struct vring_desc){ .addr = BUF_GPA + (uint64_t)i * CHAIN, .len = CHAIN };
+		vr.avail->ring[i] = i;
+	}
+	__atomic_store_n(&vr.avail->idx, CHAINS, __ATOMIC_RELEASE);
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	n = drain_pipe(got, sizeof(got));
+	CHECK(n == 4 * CHAIN && vr.used->idx == 4 && console_tx_continuing(con),
+	      "one notify writes one 64 KiB round (%d bytes, used idx %u) and leaves the rest for later", n,
+	      vr.used->idx);
+	total = n > 0 ? (size_t)n : 0;
+	while (console_tx_continuing(con) && rounds < 10) {
+		console_tx_continue(con);
+		rounds++;
+		n = drain_pipe(got + total, sizeof(got) - total);
+		total += n > 0 ? (size_t)n : 0;
+	}
+	CHECK(rounds == 1 && !console_tx_continuing(con) && con->tx_continuations == 1,
+	      "one more round finishes it (%u rounds, %llu counted)", rounds,
+	      (unsigned long long)con->tx_continuations);
+	CHECK(total == CHAINS * CHAIN && vr.used->idx == CHAINS, "all %u chains written (%zu bytes), all used",
+	      CHAINS, total);
+	n = 1;
+	for (unsigned i = 0; i < CHAINS * CHAIN && n; i++)
+		n = got[i] == 'a' + i / CHAIN;
+	CHECK(n, "in order, byte-exact");
+	CHECK(rd(VIRTIO_MMIO_STATUS) == (VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+					  VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK),
+	      "no device error on the way");
+}
+
 /* Input: stdin (here a pipe) into a buffer the driver posted on the
  * receiveq, by the console's own input thread.  Last test: that thread
  * keeps using the device, so nothing may re-initialise it afterwards. */
@@ -716,7 +764,10 @@ int main(void)
 		printf("FAIL cannot map fake guest RAM\n");
 		return 1;
 	}
-	if (pipe2(out_pipe, O_CLOEXEC) < 0 || fcntl(out_pipe[0], F_SETFL, O_NONBLOCK) < 0) {
+	/* Room for a whole multi-round notify (test_console_output_rounds):
+	 * the console's writes block, as stdout's would. */
+	if (pipe2(out_pipe, O_CLOEXEC) < 0 || fcntl(out_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(out_pipe[1], F_SETPIPE_SZ, 1 << 20) < 0) {
 		printf("FAIL cannot make the output pipe\n");
 		return 1;
 	}
@@ -733,6 +784,7 @@ int main(void)
 	test_broken_queue();
 	test_reset();
 	test_console_output();
+	test_console_output_rounds();
 	test_console_input();
 	/* con, its lock and the fake RAM stay: the detached input thread may
 	 * still be on its way out, and the process ends here anyway. */
