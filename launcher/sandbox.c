@@ -49,6 +49,23 @@
 
 #include "diag.h"
 
+/* gcc says __SANITIZE_ADDRESS__, clang __has_feature (gcc 12 has no
+ * __has_feature, so it cannot share one #if with the test). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANDBOX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANDBOX_ASAN 1
+#endif
+#endif
+
+#ifdef SANDBOX_ASAN
+#include <linux/sched.h>
+#include <sanitizer/common_interface_defs.h>
+#include <sys/ptrace.h>
+#include <termios.h>
+#endif
+
 void sandbox_init(struct sandbox_state *sb)
 {
 	memset(sb, 0, sizeof(*sb));
@@ -296,6 +313,76 @@ static void add_backend_rules(struct filter *f, const struct sandbox_config *cfg
 	}
 }
 
+#ifdef SANDBOX_ASAN
+/* Sanitizer builds only (-Db_sanitize=address): what the ASan/LSan runtime
+ * itself calls after the lock-down, found with the filter's default action
+ * set to SCMP_ACT_LOG in the emulator VM (every model, backend and way out,
+ * plus a deliberate leak, overflow and UBSan report).  None of it is in a
+ * normal build.
+ *
+ * - A thread's exit: ASan takes down the alternate signal stack it gave the
+ *   thread (sigaltstack) and unmaps it.
+ * - LeakSanitizer at exit stops the world: it makes the process dumpable and
+ *   names its tracer (prctl), maps the tracer's stack with a PROT_NONE guard
+ *   page (mprotect), starts the tracer as a process sharing our memory
+ *   (clone with exactly these flags: never a thread, never a process
+ *   outside our memory and filter), and waits for it (wait4, sched_yield,
+ *   gettid).  The tracer lists our threads from /proc/PID/task and
+ *   /proc/PID/task/TID/status with the legacy open(2) -- glibc itself only
+ *   uses openat, which stays forbidden, so the seccomp probe still dies --
+ *   and getdents and lseek, ptrace-attaches to each thread to read its
+ *   registers, checks its parent (getppid, prctl PR_SET_PDEATHSIG), and
+ *   installs its own signal stack.
+ * - A report (an ASan error, a leak, a UBSan diagnostic) checks whether
+ *   stderr is a terminal (TCGETS), and UBSan's runtime looks up
+ *   /proc/self/exe (readlink); symbolizing it would open the binaries, so
+ *   the symbolizer is warmed up before the filter instead
+ *   (sanitizer_prepare). */
+static void add_sanitizer_rules(struct filter *f)
+{
+	static const int runtime[] = {
+		SCMP_SYS(sigaltstack), SCMP_SYS(wait4), SCMP_SYS(sched_yield), SCMP_SYS(gettid),
+		SCMP_SYS(getppid), SCMP_SYS(getdents), SCMP_SYS(lseek), SCMP_SYS(readlink),
+	};
+	static const int prctls[] = { PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_PTRACER, PR_SET_PDEATHSIG };
+	static const int ptraces[] = { PTRACE_ATTACH, PTRACE_GETREGS, PTRACE_GETREGSET, PTRACE_CONT, PTRACE_DETACH };
+	struct scmp_arg_cmp guard_page = SCMP_A2(SCMP_CMP_EQ, PROT_NONE);
+	struct scmp_arg_cmp tracer = SCMP_A0(SCMP_CMP_EQ, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED);
+	struct scmp_arg_cmp task_dir = SCMP_A1(SCMP_CMP_EQ, O_RDONLY | O_DIRECTORY);
+	struct scmp_arg_cmp task_status = SCMP_A1(SCMP_CMP_EQ, O_RDONLY);
+
+	ALLOW_ALL(f, runtime);
+	for (size_t i = 0; i < sizeof(prctls) / sizeof(prctls[0]); i++) {
+		struct scmp_arg_cmp op = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)prctls[i]);
+
+		allow_if(f, SCMP_SYS(prctl), 1, &op);
+	}
+	for (size_t i = 0; i < sizeof(ptraces) / sizeof(ptraces[0]); i++) {
+		struct scmp_arg_cmp op = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)ptraces[i]);
+
+		allow_if(f, SCMP_SYS(ptrace), 1, &op);
+	}
+	allow_if(f, SCMP_SYS(mprotect), 1, &guard_page);
+	allow_if(f, SCMP_SYS(clone), 1, &tracer);
+	allow_if(f, SCMP_SYS(open), 1, &task_dir);
+	allow_if(f, SCMP_SYS(open), 1, &task_status);
+	allow_ioctl(f, STDERR_FILENO, TCGETS);
+}
+
+/* The symbolizer reads /proc/self/maps and every loaded binary the first
+ * time it is asked about an address; ask it now, while opening files is
+ * allowed, so a report made under the filter has file:line in it instead
+ * of dying with SIGSYS half-way. */
+static void sanitizer_prepare(void)
+{
+	__sanitizer_sandbox_arguments args = { .coverage_fd = -1 };
+	char where[256];
+
+	__sanitizer_sandbox_on_notify(&args);
+	__sanitizer_symbolize_pc((void *)(uintptr_t)sanitizer_prepare, "%s %L", where, sizeof(where));
+}
+#endif
+
 static int install_seccomp(const struct sandbox_config *cfg)
 {
 	struct filter f = { .ctx = seccomp_init(SCMP_ACT_KILL_PROCESS), .failed_nr = -1 };
@@ -312,6 +399,9 @@ static int install_seccomp(const struct sandbox_config *cfg)
 	add_common_rules(&f, cfg);
 	add_model_rules(&f, cfg);
 	add_backend_rules(&f, cfg);
+#ifdef SANDBOX_ASAN
+	add_sanitizer_rules(&f);
+#endif
 	if (rc == 0 && f.failed_nr >= 0) {
 		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, f.failed_nr);
 
@@ -367,6 +457,9 @@ int sandbox_lock_down(const struct sandbox_config *cfg, struct sandbox_state *sb
 	 * filter refuses: load it now.  Kept loaded, so the later dlopen
 	 * inside glibc finds it without touching the file system. */
 	dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
+#ifdef SANDBOX_ASAN
+	sanitizer_prepare();
+#endif
 	if (install_seccomp(cfg) < 0)
 		return -1;
 	sb->seccomp_mode = "kill";
