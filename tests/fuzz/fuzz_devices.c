@@ -47,7 +47,6 @@
  * (unit-fuzz-devices-smoke) that first replays the seed corpus, then runs
  * generated programs, and fails unless they reached the interesting states.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -66,6 +65,7 @@
 #include <linux/virtio_net.h>
 #include <linux/virtio_ring.h>
 
+#include "corpus_replay.h"
 #include "console.h"
 #include "lguest_kvm_abi.h"
 #include "lkvm_frame.h"
@@ -954,36 +954,6 @@ static void gen_program(struct prog *p, bool plausible)
 	}
 }
 
-/* The seed corpus doubles as the regression set: every file is replayed. */
-static unsigned replay_dir(const char *dir)
-{
-	static uint8_t buf[1 << 20];
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	unsigned files = 0;
-
-	if (!d) {
-		fprintf(stderr, "fuzz_devices: %s: %s\n", dir, strerror(errno));
-		exit(1);
-	}
-	while ((e = readdir(d))) {
-		char path[4096];
-		FILE *f;
-		size_t n;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (!(f = fopen(path, "rb")))
-			continue;
-		n = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		LLVMFuzzerTestOneInput(buf, n);
-		files++;
-	}
-	closedir(d);
-	return files;
-}
 
 static void write_seed(const char *dir, const char *name, const struct prog *p)
 {
@@ -1024,7 +994,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 1)
-		files = replay_dir(argv[1]);
+		files = corpus_replay("fuzz_devices", argv[1]);
 	if (argc > 2)
 		iterations = strtoul(argv[2], NULL, 10);
 	for (unsigned long it = 0; it < iterations; it++) {

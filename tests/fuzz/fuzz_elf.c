@@ -22,7 +22,6 @@
  * images (truncated, bytes and fields changed), and fails unless images
  * were both accepted and refused at every stage of the checks.
  */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -32,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "corpus_replay.h"
 #include "elf_loader.h"
 #include "lguest_kvm_abi.h"
 #include "pvh_start_info.h"
@@ -217,39 +217,6 @@ static size_t mutate(uint8_t *img, size_t n)
 	}
 }
 
-static unsigned replay_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	unsigned files = 0;
-
-	if (!d) {
-		fprintf(stderr, "fuzz_elf: %s: %s\n", dir, strerror(errno));
-		exit(1);
-	}
-	while ((e = readdir(d))) {
-		static uint8_t buf[1 << 20];
-		char path[4096];
-		uint8_t *exact;
-		FILE *f;
-		size_t n;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (!(f = fopen(path, "rb")))
-			continue;
-		n = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		exact = malloc(n ? n : 1);
-		memcpy(exact, buf, n);
-		LLVMFuzzerTestOneInput(exact, n);
-		free(exact);
-		files++;
-	}
-	closedir(d);
-	return files;
-}
 
 static void write_seed(const char *dir, const char *name, const uint8_t *img, size_t n)
 {
@@ -286,7 +253,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 1)
-		files = replay_dir(argv[1]);
+		files = corpus_replay("fuzz_elf", argv[1]);
 	if (argc > 2)
 		iterations = strtoul(argv[2], NULL, 10);
 	after_files = accepted;
