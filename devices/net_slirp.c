@@ -172,32 +172,32 @@ static void cb_register_poll_fd(int fd, void *opaque)
 
 	if (fd < 0)
 		return;
-	if (s->host_sockets == s->host_fds_cap) {
+	s->host_sockets++;
+	if (s->host_fds_len == s->host_fds_cap) {
 		unsigned cap = s->host_fds_cap ? 2 * s->host_fds_cap : 32;
 		int *fds = realloc(s->host_fds, cap * sizeof(*fds));
 
-		if (!fds) {
-			/* Cannot remember it: count it anyway, so the cap errs shut. */
-			s->host_sockets++;
-			return;
-		}
+		if (!fds)
+			return;   /* counted but not remembered: the cap errs shut */
 		s->host_fds = fds;
 		s->host_fds_cap = cap;
 	}
-	s->host_fds[s->host_sockets++] = fd;
+	s->host_fds[s->host_fds_len++] = fd;
 }
 
 static void cb_unregister_poll_fd(int fd, void *opaque)
 {
 	struct net_slirp *s = opaque;
-	unsigned known = s->host_sockets < s->host_fds_cap ? s->host_sockets : s->host_fds_cap;
 
-	for (unsigned i = 0; i < known; i++)
+	for (unsigned i = 0; i < s->host_fds_len; i++)
 		if (s->host_fds[i] == fd) {
-			s->host_fds[i] = s->host_fds[known - 1];
+			s->host_fds[i] = s->host_fds[--s->host_fds_len];
 			s->host_sockets--;
 			return;
 		}
+	/* Not remembered: one of those a failed allocation could not record. */
+	if (s->host_sockets > s->host_fds_len)
+		s->host_sockets--;
 }
 
 static void cb_notify(void *opaque)
@@ -540,5 +540,5 @@ void net_slirp_close(struct net_slirp *s)
 	s->wake_fd = -1;
 	free(s->host_fds);
 	s->host_fds = NULL;
-	s->host_fds_cap = s->host_sockets = 0;
+	s->host_fds_cap = s->host_fds_len = s->host_sockets = 0;
 }

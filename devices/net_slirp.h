@@ -87,7 +87,7 @@ struct net_slirp {
 	uint16_t peer_port;
 	unsigned host_sockets;        /* sockets slirp holds open (registered poll fds) */
 	int *host_fds;                /* which: an unregister only counts for a registered fd */
-	unsigned host_fds_cap;
+	unsigned host_fds_len, host_fds_cap;   /* fewer than host_sockets only after a failed realloc */
 	char first_error[200];
 	uint8_t gather[NET_SLIRP_HDR_LEN + NET_SLIRP_FRAME_MAX];  /* one transmitted chain, contiguous */
 };

@@ -286,15 +286,22 @@ static void add_model_rules(struct filter *f, const struct sandbox_config *cfg)
 
 static void add_backend_rules(struct filter *f, const struct sandbox_config *cfg)
 {
-	/* user: libslirp turns the guest's TCP (and UDP, ICMP) flows into
-	 * non-blocking IPv4 sockets of its own (in6_enabled is off). */
+	/* user: libslirp turns the guest's TCP flows into non-blocking IPv4
+	 * stream sockets of its own (in6_enabled is off).  Nothing else gets
+	 * through the gate in front of slirp_input (net_slirp.c: ARP and TCP
+	 * to --peer only; DNS and DHCP off), so no datagram socket is ever
+	 * needed. */
 	static const int sockets[] = {
 		SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(sendto),
 		SCMP_SYS(recvfrom), SCMP_SYS(shutdown),
 		SCMP_SYS(getpeername),   /* soread, when the host end closed or reset */
 	};
 	static const int tap[] = { SCMP_SYS(readv), SCMP_SYS(writev) };
-	struct scmp_arg_cmp inet = SCMP_A0(SCMP_CMP_EQ, AF_INET);
+	/* The type's low bits, whatever SOCK_NONBLOCK / SOCK_CLOEXEC ride on it. */
+	struct scmp_arg_cmp inet_stream[2] = {
+		SCMP_A0(SCMP_CMP_EQ, AF_INET),
+		SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
+	};
 	struct scmp_arg_cmp getfl = SCMP_A1(SCMP_CMP_EQ, F_GETFL), setfl = SCMP_A1(SCMP_CMP_EQ, F_SETFL);
 
 	switch (cfg->backend) {
@@ -304,11 +311,10 @@ static void add_backend_rules(struct filter *f, const struct sandbox_config *cfg
 		ALLOW_ALL(f, tap);   /* frames straight between guest RAM and the tap */
 		break;
 	case NET_BACKEND_USER:
-		allow_if(f, SCMP_SYS(socket), 1, &inet);
+		allow_if(f, SCMP_SYS(socket), 2, inet_stream);
 		ALLOW_ALL(f, sockets);
 		allow_if(f, SCMP_SYS(fcntl), 1, &getfl);   /* slirp_set_nonblock */
 		allow_if(f, SCMP_SYS(fcntl), 1, &setfl);
-		allow_ioctl(f, -1, FIONREAD);   /* slirp sizes a UDP datagram before reading it */
 		break;
 	}
 }
