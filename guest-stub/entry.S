@@ -14,7 +14,7 @@
  * into #UD), so a service call is `ud2` with %ecx = LKVM_SVC_MAGIC and the
  * request in %eax.  The only service is "halt until an interrupt arrives,
  * unless one arrived since the caller looked" (%rdx = irq_seq seen).
- * Device interrupts bump irq_seq and EOI the local APIC; faults report their
+ * Interrupts bump irq_seq (the APIC timer also timer_seq) and EOI the local APIC; faults report their
  * vector on the crash port and stop.
  */
 #include "lguest_kvm_abi.h"
@@ -143,6 +143,8 @@ vec_stubs:
 	jmp svc_or_ud
 .elseif v == LKVM_KICK_VECTOR
 	jmp kick_entry
+.elseif v == LKVM_TIMER_VECTOR
+	jmp timer_entry
 .elseif v >= 0x20
 	jmp irq_entry
 .elseif (v == 8) || (v >= 10 && v <= 14) || (v == 17) || (v == 21) || (v == 29) || (v == 30)
@@ -178,6 +180,8 @@ kick_entry:
 	pop %rax
 	iretq
 
+timer_entry:
+	lock incq timer_seq(%rip)
 irq_entry:
 	push %rax
 	lock incq irq_seq(%rip)
@@ -219,6 +223,9 @@ idt_desc:
 	.globl irq_seq
 	.p2align 6
 irq_seq:
+	.quad 0
+	.globl timer_seq
+timer_seq:
 	.quad 0
 
 /* Identity map of the low 4 GiB with 2 MiB pages, user-accessible so the

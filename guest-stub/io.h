@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "lguest_kvm_abi.h"
+
 static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
 static inline void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" :: "a"(v), "Nd"(port)); }
 static inline uint8_t inb(uint16_t port) { uint8_t v; __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port)); return v; }
@@ -36,7 +38,7 @@ static inline uint64_t rdtsc(void)
  * timer runs at 1 GHz under KVM (one count per ns with divide-by-1); each
  * register write is an exit, so the timer is armed only before a sleep. */
 #define LAPIC_BASE 0xfee00000ull
-#define LAPIC_TIMER_VECTOR 0x3e
+#define LAPIC_TIMER_VECTOR LKVM_TIMER_VECTOR
 
 static inline void lapic_timer_setup(void)
 {
@@ -49,8 +51,12 @@ static inline void lapic_timer_arm_ns(uint32_t ns)
 	mmio_write32(LAPIC_BASE + 0x380, ns ? ns : 1);
 }
 
-/* Incremented by every device interrupt (entry.S). */
+/* Incremented by every interrupt, the timer's included (entry.S). */
 extern volatile uint64_t irq_seq;
+/* Incremented by the APIC timer only: a one-shot armed when this read N
+ * is still pending while it reads N.  The timer's count is not the TSC's,
+ * so "it fires at TSC x" is only an estimate; this is the fact. */
+extern volatile uint64_t timer_seq;
 
 /* Sleep in hlt at CPL0 unless an interrupt arrived since irq_seq read `seen`. */
 static inline void halt_until_irq(uint64_t seen)

@@ -43,7 +43,8 @@ struct tcp_run {
 	uint32_t tx_buf;            /* bytes per transmit buffer */
 	bool peer_mac_known;
 	uint64_t ticks_per_ms;
-	uint64_t lapic_fires_at;    /* TSC when the armed APIC timer fires, 0: none */
+	uint64_t lapic_fires_at;    /* TSC when the armed APIC timer should fire ... */
+	uint64_t lapic_armed_seq;   /* ... if timer_seq still reads this (0: never armed) */
 	uint64_t rx_frames, rx_dropped, waits_halted;
 };
 
@@ -212,10 +213,18 @@ static void wait_for_peer(uint64_t deadline)
 		if (quiet && !r.nfree)
 			quiet = gvq_enable_interrupts(&r.n.tx);
 		if (quiet) {
-			/* Arm the APIC timer unless it already fires before the deadline. */
-			if (deadline && !(r.lapic_fires_at > now && r.lapic_fires_at <= deadline)) {
+			/* Arm the APIC timer unless it is still pending and due
+			 * before the deadline.  "Still pending" is timer_seq, not
+			 * the TSC: the timer's clock is not the TSC's, and one that
+			 * fired a little early must not leave us asleep with no
+			 * timer at all (seen: a lost segment whose retransmission
+			 * never came). */
+			bool pending = r.lapic_armed_seq && timer_seq + 1 == r.lapic_armed_seq;
+
+			if (deadline && !(pending && r.lapic_fires_at <= deadline)) {
 				uint64_t ns = (deadline - now) * 1000000 / r.p->tsc_khz;
 
+				r.lapic_armed_seq = timer_seq + 1;
 				lapic_timer_arm_ns(ns > 1000000000 ? 1000000000 : (uint32_t)ns);
 				r.lapic_fires_at = now + (ns > 1000000000 ? 1000 * r.ticks_per_ms : deadline - now);
 			}

@@ -29,6 +29,7 @@
 #define LKVM_MMIO_SIZE        0x1000     /* one window per device */
 #define LKVM_IRQ_BASE         5u            /* device n uses IOAPIC GSI 5+n */
 #define LKVM_IRQ_VECTOR_BASE  0x20          /* ... delivered as vector 0x20+GSI */
+#define LKVM_TIMER_VECTOR     0x3e          /* the guest's local APIC timer */
 #define LKVM_KICK_VECTOR      0x3f          /* the launcher's "come out" MSI */
 
 /*

@@ -104,8 +104,13 @@ qemu_run raw-words microvm,acpi=off "lkvm.workload=raw lkvm.bytes=$BYTES lkvm.po
 check "raw-words: QEMU passed the devices on the command line" \
 	grep -q "^command line: .*virtio_mmio.device=512@0xfeb00[0-9a-f]*:[0-9]* virtio_mmio.device=" "$TMP/raw-words.out"
 check_raw raw-words 3
-check "raw-words: event-idx woken by interrupts on the first IOAPIC (waits $(rep raw-words tx_waits_halted), irqs $(rep raw-words irq_count))" \
-	sh -c "[ $(rep raw-words tx_waits_halted) -gt 0 ] && [ $(rep raw-words irq_count) -ge 1 ]"
+# Whether the event-idx guest ever has to sleep is QEMU's timing: on a
+# fast machine its I/O thread keeps up and the ring fills once or never
+# (seen in CI: ring full once, no wait).  What must hold either way: an
+# hlt ends only on an interrupt from the first IOAPIC's route, so there
+# are at least as many interrupts as sleeps.
+check "raw-words: event-idx; every hlt ended by an interrupt on the first IOAPIC (waits $(rep raw-words tx_waits_halted), irqs $(rep raw-words irq_count))" \
+	sh -c "[ $(rep raw-words irq_count) -ge $(rep raw-words tx_waits_halted) ]"
 
 # ---- tcp over QEMU's user-mode networking to `lguest-kvm receive` ----
 TCP_BYTES=$((16 << 20))
