@@ -9,11 +9,14 @@
  * whatever receive buffers the guest has posted; a later notify on the
  * receiveq (new buffers) delivers the rest.  Both paths hold the transport
  * lock, so they never walk the receiveq at the same time.
+ * Stats: the byte counts and continuation rounds, appended to the stats
+ * block by console_report_stats where the launcher's order puts them.
  */
 #include "console.h"
 
 #include "clock.h"
 #include "diag.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <linux/virtio_console.h>
@@ -220,4 +223,11 @@ void console_close(struct console *con)
 	pthread_mutex_lock(&con->mmio.lock);
 	con->closed = true;
 	pthread_mutex_unlock(&con->mmio.lock);
+}
+
+void console_report_stats(const struct console *con, struct stats *st)
+{
+	stats_u64(st, "console_bytes_out", con->bytes_out);
+	stats_u64(st, "console_bytes_in", con->bytes_in);
+	stats_u64(st, "console_tx_continuations", con->tx_continuations);
 }

@@ -1,6 +1,7 @@
 /*
  * console.h -- virtio-console, port 0 only: the guest's transmitq goes to the
- * launcher's stdout, stdin feeds the receiveq.
+ * launcher's stdout, stdin feeds the receiveq.  It reports its own counters
+ * into the stats block (console_report_stats).
  */
 #ifndef CONSOLE_H
 #define CONSOLE_H
@@ -8,6 +9,8 @@
 #include <stdint.h>
 
 #include "virtio_mmio.h"
+
+struct stats;
 
 struct console {
 	struct virtio_mmio_dev mmio;
@@ -34,5 +37,8 @@ bool console_tx_continuing(const struct console *con);
 void console_tx_continue(struct console *con);
 /* Stop delivering input before guest memory goes away. */
 void console_close(struct console *con);
+/* console_bytes_out, console_bytes_in, console_tx_continuations, in that
+ * order (docs/stats.md). */
+void console_report_stats(const struct console *con, struct stats *st);
 
 #endif

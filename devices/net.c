@@ -5,7 +5,8 @@
  * writes QueueNotify -> (threaded) the kick eventfd, which the launcher
  * registered as a KVM ioeventfd, wakes net_tx_thread, or
  * (lguest) the MMIO exit reaches net_queue_notify on the vCPU thread ->
- * net_tx_on_notify drains every available chain into the sink, returns the
+ * net_tx_on_notify drains every available chain into the backend (through
+ * its table, net_backend.h: sink, tap or slirp), returns the
  * buffers on the used ring, interrupts the guest if it asked, and then sets
  * NO_NOTIFY and arms the timer -> each expiry (net_tx_on_timeout) drains again
  * and either keeps the guest quiet (work found) or lets it notify again after
@@ -21,6 +22,11 @@
  * eventfd; the vCPU thread (lguest model) from run_vcpu, after it has
  * looked at the stop flag.  However fast the guest refills the ring, the
  * lock is free and the stop flag looked at between rounds.
+ *
+ * The backend is chosen once, in net_init; below, the device only calls
+ * through net->be_ops.  A backend with a descriptor to read (the tap) has
+ * it watched by the device thread's epoll, or by the lguest model's waker,
+ * and read under the lock by whichever thread then runs backend_rx_ready.
  */
 #include "net.h"
 
@@ -30,7 +36,6 @@
 #include <linux/virtio_net.h>
 #include <net/ethernet.h>
 #include <netinet/ip.h>
-#include <sched.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -41,8 +46,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "lguest_kvm_abi.h"
-
-enum { NET_RX = 0, NET_TX = 1 };
+#include "thread_pin.h"
 
 /* vhost-net's weights (VHOST_NET_PKT_WEIGHT, VHOST_NET_WEIGHT).  A round
  * copies at most 512 KiB plus one chain; with chains at the cap the byte
@@ -83,14 +87,10 @@ static uint64_t net_tx_drain(struct net *net)
 	       (rc = vq_pop_avail(vq, &net->chain)) > 0) {
 		if (!net->st.t_first)
 			net->st.t_first = monotonic_seconds();
-		if (net->cfg.backend == NET_BACKEND_TAP)
-			/* The strict transport masked them with what was offered,
-			 * and no queue runs before FEATURES_OK. */
-			net_tap_write(&net->tap, &net->chain, net->mmio.driver_features);
-		else if (net->cfg.backend == NET_BACKEND_USER)
-			net_slirp_transmit(&net->slirp, &net->chain);
-		else
-			net_sink_consume(&net->sink, &net->chain);
+		/* The driver's features: the strict transport masked them with
+		 * what was offered, and no queue runs before FEATURES_OK.  A
+		 * frame the backend drops is its count, not a broken ring. */
+		net->be_ops->transmit(net->be, &net->chain, net->mmio.driver_features);
 		net->st.buffers_indirect += net->chain.indirect;
 		net->st.descriptors += net->chain.count;
 		vq_push_used(vq, net->chain.head, 0);
@@ -234,11 +234,18 @@ static void arm_timer(struct net *net)
 	timerfd_settime(net->timer_fd, 0, &its, NULL);
 }
 
-static void tap_watch(struct net *net, bool on)
+/* The backend's descriptor to read frames from (the tap's), or -1. */
+static int backend_rx_fd(const struct net *net)
 {
-	struct epoll_event e = { .events = on ? EPOLLIN : 0, .data.fd = net->tap.fd };
+	return net->be_ops->rx_fd ? net->be_ops->rx_fd(net->be) : -1;
+}
 
-	epoll_ctl(net->epoll_fd, EPOLL_CTL_MOD, net->tap.fd, &e);
+static void backend_rx_watch(struct net *net, bool on)
+{
+	int fd = backend_rx_fd(net);
+	struct epoll_event e = { .events = on ? EPOLLIN : 0, .data.fd = fd };
+
+	epoll_ctl(net->epoll_fd, EPOLL_CTL_MOD, fd, &e);
 }
 
 static void wake_waker(struct net *net)
@@ -249,27 +256,30 @@ static void wake_waker(struct net *net)
 	(void)n;    /* only fails if the counter is full: the waker is awake anyway */
 }
 
-/* Frames from the tap, on whichever thread reads them (lock held). */
-static void tap_receive(struct net *net)
+/* Frames from the backend's descriptor, on whichever thread reads them
+ * (lock held). */
+static void backend_rx_ready(struct net *net)
 {
 	net_rx_from_tap(net, 64);
 	net_rx_signal(net);
 	if (net->cfg.model == NET_MODEL_THREADED)
-		tap_watch(net, !net->rx_starved);
+		backend_rx_watch(net, !net->rx_starved);
 	else
 		wake_waker(net);
 }
 
 /* MMIO-exit notifies: every TX notify in the lguest model, RX always.  An
  * RX notify only comes after the host ran out of receive buffers: now the
- * guest has posted some, so the tap is worth reading again. */
+ * guest has posted some, so a backend that is read (the tap) is worth
+ * reading again.  (slirp's frames wait for no notify: they are dropped while
+ * there are no buffers, and its TCP sends them again.) */
 static void net_queue_notify(struct virtio_mmio_dev *dev, unsigned q)
 {
 	struct net *net = dev->priv;
 
 	if (q != NET_TX) {
-		if (net_rx_on_notify(net) && net->cfg.backend == NET_BACKEND_TAP)
-			tap_receive(net);
+		if (net_rx_on_notify(net) && net->be_ops->receive)
+			backend_rx_ready(net);
 		return;
 	}
 	net->st.notifies++;
@@ -304,6 +314,21 @@ void net_init(struct net *net, const struct device_host *host, unsigned index, c
 	net->tx_weight_bytes = NET_TX_WEIGHT_BYTES;
 	net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = -1;
 	net->tap.fd = -1;
+	/* The one place that maps --net to a backend. */
+	switch (cfg->backend) {
+	case NET_BACKEND_TAP:
+		net->be_ops = &net_tap_ops;
+		net->be = &net->tap;
+		break;
+	case NET_BACKEND_USER:
+		net->be_ops = &net_slirp_ops;
+		net->be = &net->slirp;
+		break;
+	default:
+		net->be_ops = &net_sink_ops;
+		net->be = &net->sink;
+		break;
+	}
 	virtio_mmio_init(&net->mmio, &net_ops, net, host, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
 			 (1ull << VIRTIO_RING_F_INDIRECT_DESC) |
@@ -312,8 +337,8 @@ void net_init(struct net *net, const struct device_host *host, unsigned index, c
 	net->mmio.vqs[NET_TX].name = "net transmit";
 }
 
-/* slirp's frames for the guest (called with mmio.lock held). */
-static void slirp_deliver(void *opaque, const void *frame, size_t len)
+/* Frames a backend pushes at the guest (slirp's; mmio.lock held). */
+static void backend_deliver(void *opaque, const void *frame, size_t len)
 {
 	struct net *net = opaque;
 
@@ -323,15 +348,9 @@ static void slirp_deliver(void *opaque, const void *frame, size_t len)
 
 int net_open_backend(struct net *net)
 {
-	if (net->cfg.backend == NET_BACKEND_TAP)
-		return net_tap_open(&net->tap, net->cfg.tap_name, net->cfg.host_ip, net->cfg.host_prefix);
-	if (net->cfg.backend == NET_BACKEND_USER) {
-		if (net_slirp_open(&net->slirp, &net->mmio.lock, slirp_deliver, net) < 0)
-			return -1;
-		/* The only host destination the guest may reach (--peer). */
-		net_slirp_allow(&net->slirp, net->cfg.peer_ip, net->cfg.peer_port);
-	}
-	return 0;
+	const struct net_backend_link link = { .lock = &net->mmio.lock, .deliver = backend_deliver, .opaque = net };
+
+	return net->be_ops->open ? net->be_ops->open(net->be, &net->cfg, &link) : 0;
 }
 
 /* Threaded model: ioeventfd kicks and timer expiries on one device thread. */
@@ -339,6 +358,7 @@ static void *net_tx_thread(void *arg)
 {
 	struct net *net = arg;
 	struct epoll_event ev[4];
+	int rx_fd = backend_rx_fd(net);   /* opened before the thread starts */
 	bool more = false;
 
 	for (;;) {
@@ -355,7 +375,7 @@ static void *net_tx_thread(void *arg)
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.fd == net->stop_efd)
 				return NULL;
-			if (ev[i].data.fd == net->tap.fd) {
+			if (ev[i].data.fd == rx_fd) {
 				readable = true;
 				continue;
 			}
@@ -376,34 +396,35 @@ static void *net_tx_thread(void *arg)
 		if (arm)
 			arm_timer(net);
 		if (readable)
-			tap_receive(net);
+			backend_rx_ready(net);
 		more = net->tx_more;
 		pthread_mutex_unlock(&net->mmio.lock);
 	}
 }
 
-/* lguest model: the Waker.  Blocks on the timer (and the tap) and forces
- * the vCPU out, so expiries and received frames are handled on the vCPU
- * thread like lguest's handle_timeout and handle_input.  After announcing
- * the tap it leaves it alone until the vCPU has read it (waker_efd), and
- * while the guest has no receive buffers.  net_stop ends it through
- * waker_stop and the same eventfd. */
+/* lguest model: the Waker.  Blocks on the timer (and the backend's fd, the
+ * tap) and forces the vCPU out, so expiries and received frames are handled
+ * on the vCPU thread like lguest's handle_timeout and handle_input.  After
+ * announcing the tap it leaves it alone until the vCPU has read it
+ * (waker_efd), and while the guest has no receive buffers.  net_stop ends
+ * it through waker_stop and the same eventfd. */
 static void *net_waker_thread(void *arg)
 {
 	struct net *net = arg;
+	int rx_fd = backend_rx_fd(net);   /* opened before the thread starts */
 	uint64_t count;
 
 	for (;;) {
 		struct pollfd fds[3] = {
 			{ .fd = net->timer_fd, .events = POLLIN },
 			{ .fd = net->waker_efd, .events = POLLIN },
-			{ .fd = net->tap.fd, .events = POLLIN },
+			{ .fd = rx_fd, .events = POLLIN },
 		};
-		bool watch_tap = net->tap.fd >= 0 && !__atomic_load_n(&net->rx_pending, __ATOMIC_SEQ_CST) &&
+		bool watch_rx = rx_fd >= 0 && !__atomic_load_n(&net->rx_pending, __ATOMIC_SEQ_CST) &&
 				 !__atomic_load_n(&net->rx_starved, __ATOMIC_SEQ_CST);
 		bool kick = false;
 
-		if (poll(fds, watch_tap ? 3 : 2, -1) < 0) {
+		if (poll(fds, watch_rx ? 3 : 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return NULL;
@@ -416,7 +437,7 @@ static void *net_waker_thread(void *arg)
 			(void)!read(net->waker_efd, &count, 8);
 		if (__atomic_load_n(&net->waker_stop, __ATOMIC_SEQ_CST))
 			return NULL;
-		if (watch_tap && (fds[2].revents & POLLIN)) {
+		if (watch_rx && (fds[2].revents & POLLIN)) {
 			__atomic_store_n(&net->rx_pending, 1, __ATOMIC_SEQ_CST);
 			kick = true;
 		}
@@ -439,22 +460,8 @@ void net_vcpu_poll(struct net *net)
 	else if (!expired)          /* one round per call: run_vcpu checks the stop flag between */
 		net_tx_on_continue(net);
 	if (readable)
-		tap_receive(net);
+		backend_rx_ready(net);
 	pthread_mutex_unlock(&net->mmio.lock);
-}
-
-/* With two CPUs or more, the vCPU owns CPU 0 and the device (or waker)
- * thread CPU 1: a spinning guest then never starves the thread that is
- * supposed to drain its ring, which otherwise dominates the variance. */
-void pin_thread(pthread_t thread, int cpu)
-{
-	cpu_set_t set;
-
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(thread, sizeof(set), &set);
 }
 
 int net_open_fds(struct net *net)
@@ -485,7 +492,7 @@ int net_start(struct net *net)
 		net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 		if (net->epoll_fd < 0)
 			return diag_fail("net: epoll: %s", strerror(errno));
-		int fds[] = { net->mmio.notify_fd[NET_TX], net->timer_fd, net->stop_efd, net->tap.fd };
+		int fds[] = { net->mmio.notify_fd[NET_TX], net->timer_fd, net->stop_efd, backend_rx_fd(net) };
 		for (unsigned i = 0; i < 4 && fds[i] >= 0; i++) {
 			struct epoll_event e = { .events = EPOLLIN, .data.fd = fds[i] };
 
@@ -499,8 +506,8 @@ int net_start(struct net *net)
 			return diag_fail("net: cannot start the waker thread");
 	}
 	net->thread_running = true;
-	pin_thread(net->thread, 1);
-	if (net->cfg.backend == NET_BACKEND_USER && net_slirp_start(&net->slirp) < 0)
+	pin_thread(net->thread, 1);   /* the vCPU has CPU 0 (thread_pin.c) */
+	if (net->be_ops->start && net->be_ops->start(net->be) < 0)
 		return -1;
 	return 0;
 }
@@ -509,7 +516,8 @@ void net_stop(struct net *net)
 {
 	uint64_t one = 1;
 
-	net_slirp_stop(&net->slirp);
+	if (net->be_ops->stop)
+		net->be_ops->stop(net->be);
 	if (!net->thread_running)
 		return;
 	if (net->cfg.model == NET_MODEL_THREADED) {
@@ -527,10 +535,10 @@ void net_stop(struct net *net)
 void net_close(struct net *net)
 {
 	int *fds[] = { &net->mmio.notify_fd[NET_TX], &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd,
-		       &net->tap.fd, &net->waker_efd };
+		       &net->waker_efd };
 
-	if (net->cfg.backend == NET_BACKEND_USER)
-		net_slirp_close(&net->slirp);
+	if (net->be_ops->close)
+		net->be_ops->close(net->be);
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0) {

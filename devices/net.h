@@ -16,6 +16,15 @@
  * into the guest's receive buffers.  As in lguest, NO_NOTIFY stays set on
  * the receive queue while it has buffers: the guest only notifies after the
  * host ran out and asked (net_rx_on_notify).
+ *
+ * The backend -- sink, tap or libslirp -- is a table of operations
+ * (net_backend.h) that net_init picks once for --net: the drain hands it
+ * each chain, the device threads watch its descriptor if it has one, and
+ * net_rx.c lets it read into the guest's buffers.  Nothing else in the
+ * device asks which backend it has.
+ *
+ * The stats block's net keys (net_stats.c) come from here too, in the
+ * three places the block's fixed order gives them (docs/stats.md).
  */
 #ifndef NET_H
 #define NET_H
@@ -24,11 +33,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "net_backend.h"
 #include "net_config.h"
 #include "net_sink.h"
 #include "net_slirp.h"
 #include "net_tap.h"
 #include "virtio_mmio.h"
+
+struct stats;
+
+/* The device's queues, in virtio-net's numbering. */
+enum { NET_RX = 0, NET_TX = 1 };
 
 struct net_tx_stats {
 	uint64_t notifies;            /* guest notifies that reached the host */
@@ -59,6 +74,11 @@ struct net_rx_stats {
 struct net {
 	struct virtio_mmio_dev mmio;
 	struct net_config cfg;
+	/* The backend, chosen by net_init from cfg.backend: its operations and
+	 * its state, which is one of the three below.  The other two stay
+	 * zeroed (the tap's fd -1). */
+	const struct net_backend_ops *be_ops;
+	void *be;
 	struct net_sink sink;       /* backend: verify and discard (default) */
 	struct net_tap tap;         /* backend: a real TAP device */
 	struct net_slirp slirp;     /* backend: user-mode networking */
@@ -66,7 +86,7 @@ struct net {
 	struct net_rx_stats rx;
 	struct vq_chain chain;        /* scratch for the drain loop */
 	struct vq_chain rx_chain;     /* scratch for receiving (slirp delivers during a drain) */
-	bool rx_starved;              /* out of receive buffers: stop reading the tap */
+	bool rx_starved;              /* out of receive buffers: stop reading the backend */
 	bool rx_used_unsignalled;     /* buffers returned since the last interrupt decision */
 	bool suppressed;              /* we asked the guest not to notify */
 	uint32_t timeout_us;          /* current timer length */
@@ -80,11 +100,12 @@ struct net {
 	pthread_t thread;
 	bool thread_running;
 	int timer_pending;            /* lguest model: set by the waker, taken by the vCPU */
-	int rx_pending;               /* lguest model: the tap is readable (waker -> vCPU) */
-	int waker_efd;                /* lguest model: "look at the tap again" or "stop" (-> waker) */
+	int rx_pending;               /* lguest model: the backend's fd is readable (waker -> vCPU) */
+	int waker_efd;                /* lguest model: "look at the backend again" or "stop" (-> waker) */
 	int waker_stop;
 };
 
+/* Also picks the backend's table for cfg->backend (be_ops, be). */
 void net_init(struct net *net, const struct device_host *host, unsigned index, const struct net_config *cfg);
 /* Open the backend's host side (tap device, slirp) while still privileged. */
 int net_open_backend(struct net *net);
@@ -96,10 +117,8 @@ int net_open_fds(struct net *net);
  * and libslirp's poll thread. */
 int net_start(struct net *net);
 void net_stop(struct net *net);
-/* After net_stop: close the eventfds, timerfd and epoll fd. */
+/* After net_stop: close the eventfds, timerfd and epoll fd, and the backend. */
 void net_close(struct net *net);
-/* Pin a thread to a CPU when the machine has two or more. */
-void pin_thread(pthread_t thread, int cpu);
 /* lguest model: called on the vCPU thread after KVM_RUN was interrupted. */
 void net_vcpu_poll(struct net *net);
 
@@ -107,8 +126,10 @@ void net_vcpu_poll(struct net *net);
 /* One frame (no virtio-net header) into the next receive buffer; -1 if
  * the guest has none (dropped, counted). */
 int net_rx_deliver(struct net *net, const void *frame, size_t len);
-/* Read up to `budget` frames from the tap into receive buffers; returns
- * how many.  Stops early when the tap is empty or the buffers ran out. */
+/* Read up to `budget` frames from the backend's receive side (be_ops->
+ * receive: only the tap has one) into receive buffers; returns how many.
+ * Stops early when the backend has nothing queued or the buffers ran out;
+ * 0 at once for a backend without a receive side. */
 unsigned net_rx_from_tap(struct net *net, unsigned budget);
 /* Interrupt the guest for what was delivered, if it asked for interrupts. */
 void net_rx_signal(struct net *net);
@@ -124,5 +145,24 @@ bool net_tx_continuing(const struct net *net);
 /* One more round of that drain.  Neither a notify nor an expiry: it leaves
  * the timer alone.  Caller holds mmio.lock. */
 void net_tx_on_continue(struct net *net);
+
+/* The stats block (net_stats.c, docs/stats.md).  The device's keys sit in
+ * three places of the block's fixed order, among the launcher's own, so
+ * there are three calls, made in this order. */
+/* The seed's two numbers, which open the block: tx_queue_notifies and
+ * tx_timer_timeouts. */
+void net_report_seed_stats(const struct net *net, struct stats *st);
+/* tx_transfer_seconds: from the first chain taken to the last drain that
+ * found work. */
+void net_report_transfer_time(const struct net *net, struct stats *st);
+/* What only the guest knows about the transfer. */
+struct net_report_guest {
+	bool tcp;                     /* the tcp workload: the receiver checks the stream */
+	uint64_t tcp_bytes_acked;     /* from the guest's report; 0 without one */
+};
+/* Everything else, net_backend to host_timeout_us_final: the backend and
+ * its own keys, what became of the frames (tx_payload_bytes .. tx_verify),
+ * every TX and RX counter, and the timer. */
+void net_report_stats(const struct net *net, const struct net_report_guest *guest, struct stats *st);
 
 #endif

@@ -2,12 +2,15 @@
  * net_rx.c -- virtio-net's receive queue: frames from the backend into the
  * guest's posted buffers.
  *
- * A frame's way in: the backend has one (tap readable, or slirp calling
- * back) -> rx_pop takes the guest's next buffer chain, validated by the ring
- * walker -> the frame is written behind a virtio-net header (a tap reads
- * straight into guest RAM with one readv; slirp's frame is copied) -> the
- * chain goes on the used ring -> after the batch, net_rx_signal interrupts
- * the guest if it has not masked the interrupt.
+ * A frame's way in: the backend has one (its descriptor is readable -- the
+ * tap's -- or slirp calls back) -> rx_pop takes the guest's next buffer
+ * chain, validated by the ring walker -> the frame is written behind a
+ * virtio-net header (for a backend with a receive side this file lays an
+ * iovec over the chain and the backend reads into it, one readv straight
+ * into guest RAM, net_backend.h; slirp's frame is copied) -> the chain goes
+ * on the used ring -> after the batch, net_rx_signal interrupts the guest
+ * if it has not masked the interrupt.  This file is the ring side only: it
+ * never touches a backend's descriptor itself.
  *
  * Notification suppression is lguest's receive rule: while the guest has
  * buffers posted, NO_NOTIFY stays set, so reposting a buffer costs it no
@@ -32,9 +35,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <unistd.h>
-
-enum { NET_RX = 0 };
 
 #define RX_HDR sizeof(struct virtio_net_hdr_v1)
 
@@ -147,6 +147,8 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 	struct vq_chain *c = &net->rx_chain;
 	unsigned got = 0;
 
+	if (!net->be_ops->receive)
+		return 0;   /* slirp pushes its frames (net_rx_deliver); the sink has none */
 	/* The budget counts buffers taken, good or refused, so a guest that
 	 * keeps posting unusable ones cannot hold this thread here. */
 	for (unsigned taken = 0; taken < budget && rx_pop(net) > 0; taken++) {
@@ -163,9 +165,7 @@ unsigned net_rx_from_tap(struct net *net, unsigned budget)
 		for (unsigned i = 0; i < c->count; i++)
 			iov[n++] = (struct iovec){ .iov_base = c->buf[i].host, .iov_len = c->buf[i].len };
 		iov[n++] = (struct iovec){ .iov_base = &beyond, .iov_len = 1 };
-		do
-			r = readv(net->tap.fd, iov, (int)n);
-		while (r < 0 && errno == EINTR);
+		r = net->be_ops->receive(net->be, iov, (int)n);
 		if (r < 0) {
 			vq_unpop_avail(rx_vq(net));      /* nothing to put in it after all */
 			if (errno != EAGAIN)

@@ -2,7 +2,9 @@
  * net_sink.h -- the default net backend: consume each transmitted frame the
  * way a tap write would (one gathering copy out of guest memory) and verify
  * it: sequence numbers in order with nothing lost or repeated, and the
- * payload pattern of include/lkvm_frame.h.
+ * payload pattern of include/lkvm_frame.h.  It offers transmit and its
+ * totals through net_sink_ops (net_backend.h); it receives nothing, opens
+ * nothing and has no thread.
  */
 #ifndef NET_SINK_H
 #define NET_SINK_H
@@ -10,6 +12,7 @@
 #include <stdint.h>
 
 #include "lkvm_frame.h"
+#include "net_backend.h"
 #include "virtqueue.h"
 
 struct net_sink {
@@ -23,5 +26,8 @@ struct net_sink {
 /* 0 if the chain carried a good frame, -1 if it failed verification
  * (counted, first reason kept in first_error). */
 int net_sink_consume(struct net_sink *sink, const struct vq_chain *chain);
+
+/* The backend table for --net sink; its state is a struct net_sink. */
+extern const struct net_backend_ops net_sink_ops;
 
 #endif

@@ -24,6 +24,9 @@
  * every host socket it opens or closes through register/unregister_poll_fd,
  * so that count is exact.  DNS and DHCP are switched off in slirp itself
  * (the guest's addresses come on its command line).
+ *
+ * The end of the file wraps all this as the device sees a backend
+ * (net_slirp_ops, net_backend.h).
  */
 #include "net_slirp.h"
 
@@ -542,3 +545,58 @@ void net_slirp_close(struct net_slirp *s)
 	s->host_fds = NULL;
 	s->host_fds_cap = s->host_fds_len = s->host_sockets = 0;
 }
+
+/* ---- the backend table (net_backend.h) ---- */
+
+static int slirp_open(void *be, const struct net_config *cfg, const struct net_backend_link *link)
+{
+	if (net_slirp_open(be, link->lock, link->deliver, link->opaque) < 0)
+		return -1;
+	/* The only host destination the guest may reach (--peer). */
+	net_slirp_allow(be, cfg->peer_ip, cfg->peer_port);
+	return 0;
+}
+
+static int slirp_start(void *be)
+{
+	return net_slirp_start(be);
+}
+
+static void slirp_stop(void *be)
+{
+	net_slirp_stop(be);
+}
+
+static void slirp_close(void *be)
+{
+	net_slirp_close(be);
+}
+
+static int slirp_transmit(void *be, const struct vq_chain *chain, uint64_t negotiated)
+{
+	(void)negotiated;   /* no offloads are offered with slirp: the header carries nothing */
+	return net_slirp_transmit(be, chain);
+}
+
+/* slirp does not check frames either (the receiver does).  The gate lets
+ * no raw frame through (its ethertype is neither IPv4 nor ARP), so no raw
+ * payload ever reaches the outside: 0. */
+static void slirp_tx_totals(const void *be, struct net_backend_tx_totals *out)
+{
+	const struct net_slirp *s = be;
+
+	out->frames = s->frames_from_guest;
+	out->bad = s->errors;
+	out->payload_bytes = 0;
+	out->verdict = s->errors ? s->first_error : NULL;
+}
+
+const struct net_backend_ops net_slirp_ops = {
+	.name = "user",
+	.open = slirp_open,
+	.start = slirp_start,
+	.stop = slirp_stop,
+	.close = slirp_close,
+	.transmit = slirp_transmit,
+	.tx_totals = slirp_tx_totals,
+};

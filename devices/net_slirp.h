@@ -27,6 +27,11 @@
  * therefore always runs with *lock held -- sometimes on the poll thread,
  * sometimes inside net_slirp_transmit on the caller's thread (an ARP reply
  * comes back before slirp_input returns) -- and must not take it again.
+ *
+ * The device sees all this through net_slirp_ops (net_backend.h): open
+ * (slirp's instance, and the gate opened for --peer), start and stop (the
+ * poll thread), close, transmit and the totals.  It has no receive side to
+ * poll: frames arrive through the deliver callback of the device's link.
  */
 #ifndef NET_SLIRP_H
 #define NET_SLIRP_H
@@ -44,6 +49,7 @@
 #endif
 #include <slirp/libslirp.h>
 
+#include "net_backend.h"
 #include "virtqueue.h"
 
 /* The private network; the guest is told its address and gateway on its
@@ -60,8 +66,9 @@
 #define NET_SLIRP_FRAME_MAX  65535u
 
 /* An Ethernet frame for the guest, without a virtio-net header.  Called with
- * *lock held; the frame is only valid during the call. */
-typedef void (*net_slirp_deliver_fn)(void *opaque, const void *frame, size_t len);
+ * *lock held; the frame is only valid during the call.  The same callback
+ * every backend gets from the device (net_backend.h). */
+typedef net_backend_deliver_fn net_slirp_deliver_fn;
 
 struct net_slirp_timer;   /* slirp's timers, kept by net_slirp.c */
 
@@ -93,8 +100,8 @@ struct net_slirp {
 };
 
 /* Create the slirp instance (no sockets are opened yet).  -1 with diag set.
- * The gate starts shut; when `opaque` is the virtio-net device that embeds
- * `s` (struct net, net.h), its configured --peer is allowed. */
+ * The gate starts shut: net_slirp_allow opens it for the one peer (the
+ * backend table's open does that with the device's --peer). */
 int net_slirp_open(struct net_slirp *s, pthread_mutex_t *lock, net_slirp_deliver_fn deliver, void *opaque);
 /* Host sockets slirp may hold at once: the guest's connections to the peer. */
 #define NET_SLIRP_MAX_CONNECTIONS 16u
@@ -113,5 +120,8 @@ int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain);
 void net_slirp_stop(struct net_slirp *s);
 /* After net_slirp_stop: free slirp (closing its sockets), the timers and the eventfd. */
 void net_slirp_close(struct net_slirp *s);
+
+/* The backend table for --net user; its state is a struct net_slirp. */
+extern const struct net_backend_ops net_slirp_ops;
 
 #endif

@@ -17,6 +17,12 @@
  * more, or lies about the frame, is refused: the frame is dropped and
  * counted like a failed write, and the ring stays usable (a bad header is a
  * bad frame, not a broken ring -- the descriptors themselves were fine).
+ *
+ * The other direction: when the tap is readable, net_rx.c pops the guest's
+ * receive chain and calls tap_receive with an iovec over its buffers (plus
+ * one spare host byte); the kernel copies the frame, header first, straight
+ * into guest RAM.  What the read means -- a frame, a too-long frame, nothing
+ * queued -- is for net_rx.c to decide: this side only reads.
  */
 #include "net_tap.h"
 
@@ -37,6 +43,8 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "lkvm_frame.h"
+#include "stats.h"
 
 #define TAP_HDR sizeof(struct virtio_net_hdr_v1)
 
@@ -159,7 +167,7 @@ static const char *tap_header(const struct virtio_net_hdr_v1 *in, uint64_t negot
 	return NULL;
 }
 
-int net_tap_write(struct net_tap *tap, const struct vq_chain *chain, uint64_t negotiated)
+int net_tap_transmit(struct net_tap *tap, const struct vq_chain *chain, uint64_t negotiated)
 {
 	struct virtio_net_hdr_v1 guest_hdr, hdr;
 	struct iovec iov[64];
@@ -212,3 +220,70 @@ void net_tap_close(struct net_tap *tap)
 		close(tap->fd);
 	tap->fd = -1;
 }
+
+/* ---- the backend table (net_backend.h) ---- */
+
+static int tap_open(void *be, const struct net_config *cfg, const struct net_backend_link *link)
+{
+	(void)link;   /* frames come in through the device's reads, not pushed */
+	return net_tap_open(be, cfg->tap_name, cfg->host_ip, cfg->host_prefix);
+}
+
+static void tap_close(void *be)
+{
+	net_tap_close(be);
+}
+
+static int tap_transmit(void *be, const struct vq_chain *chain, uint64_t negotiated)
+{
+	return net_tap_transmit(be, chain, negotiated);
+}
+
+static int tap_rx_fd(const void *be)
+{
+	const struct net_tap *tap = be;
+
+	return tap->fd;
+}
+
+static ssize_t tap_receive(void *be, const struct iovec *iov, int iovcnt)
+{
+	struct net_tap *tap = be;
+	ssize_t r;
+
+	do
+		r = readv(tap->fd, iov, iovcnt);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* The tap does not check frames (the receiver does), so no verdict unless
+ * a frame was dropped; its payload is what was written, less the
+ * virtio-net header (not counted in bytes) and each raw frame's header. */
+static void tap_tx_totals(const void *be, struct net_backend_tx_totals *out)
+{
+	const struct net_tap *tap = be;
+
+	out->frames = tap->frames;
+	out->bad = tap->errors;
+	out->payload_bytes = tap->bytes - tap->frames * LKVM_FRAME_HDR;
+	out->verdict = tap->errors ? tap->first_error : NULL;
+}
+
+static void tap_report_stats(const void *be, struct stats *st)
+{
+	const struct net_tap *tap = be;
+
+	stats_str(st, "net_tap_interface", tap->ifname);
+}
+
+const struct net_backend_ops net_tap_ops = {
+	.name = "tap",
+	.open = tap_open,
+	.close = tap_close,
+	.transmit = tap_transmit,
+	.rx_fd = tap_rx_fd,
+	.receive = tap_receive,
+	.tx_totals = tap_tx_totals,
+	.report_stats = tap_report_stats,
+};

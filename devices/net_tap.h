@@ -5,12 +5,18 @@
  * zero unless offloads were negotiated, and then only the negotiated fields,
  * checked (tun would act on any header, negotiated or not).  The device is
  * opened before privileges are dropped.
+ *
+ * It is the one backend with a receive side the device polls: net_tap_ops
+ * (net_backend.h) names the tap's descriptor (rx_fd) and reads one frame,
+ * header first, into the iovec net_rx.c laid over the guest's receive
+ * buffers (receive) -- one readv, straight into guest RAM.
  */
 #ifndef NET_TAP_H
 #define NET_TAP_H
 
 #include <stdint.h>
 
+#include "net_backend.h"
 #include "virtqueue.h"
 
 struct net_tap {
@@ -29,7 +35,10 @@ int net_tap_open(struct net_tap *tap, const char *ifname, uint32_t host_ip, uint
 /* 0 if written, -1 if the header was refused or the write failed (the
  * frame is dropped, counted, the first reason kept; the ring is fine).
  * `negotiated` is the feature set the driver and device agreed on. */
-int net_tap_write(struct net_tap *tap, const struct vq_chain *chain, uint64_t negotiated);
+int net_tap_transmit(struct net_tap *tap, const struct vq_chain *chain, uint64_t negotiated);
 void net_tap_close(struct net_tap *tap);
+
+/* The backend table for --net tap; its state is a struct net_tap. */
+extern const struct net_backend_ops net_tap_ops;
 
 #endif

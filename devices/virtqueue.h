@@ -1,15 +1,33 @@
 /*
- * virtqueue.h -- the host side of a split virtqueue.
+ * virtqueue.h -- the host side of a virtqueue, whatever its ring layout.
  *
- * This is the only code that reads guest rings.  A queue is resolved once when
- * the driver enables it (size, alignment and the whole extent of the three
- * areas checked through gmem_ptr), then every chain is validated while it is
- * walked: head and next inside the ring, a hop budget so loops end, no
- * readable descriptor after a writable one, indirect tables by the spec's
- * rules, every buffer inside guest RAM, and the chain's total length within
- * the cap its device set (max_chain_bytes), so one chain is bounded work.  The first violation marks the queue
- * broken and leaves a one-line reason in vq->error; the device then sets
- * DEVICE_NEEDS_RESET.  Ring layouts come from <linux/virtio_ring.h>.
+ * This is the only code that reads guest rings.  Devices (net, net_rx,
+ * console) and the transport (virtio_mmio) call the vq_* functions below and
+ * never look at a ring themselves; what a ring looks like in guest RAM is the
+ * business of one ring layout behind them.  Today that is the split ring
+ * (vring_split.c); the packed ring will be a second layout beside it, and no
+ * device changes for it.  The two halves, and how one chain flows through
+ * them (vq_layout.h is the interface between):
+ *
+ *   device  --vq_pop_avail-->  virtqueue.c  --vq->layout->pop-->  vring_split.c
+ *                              guards, the                        avail idx and entry,
+ *                              broken state   <--vq_chain_add--   desc / next / indirect
+ *                              per-buffer       (each buffer)     walk, the ring's rules
+ *                              checks, caps
+ *   device  <--struct vq_chain: host pointers, all checked--
+ *   device  --vq_push_used, vq_should_interrupt, vq_*_notify-->  virtqueue.c
+ *           (barriers) --> the layout: used ring, NO_NOTIFY / avail_event, used_event
+ *
+ * A queue is resolved once when the driver enables it (size, alignment and
+ * the whole extent of the ring areas checked through gmem_ptr), then every
+ * chain is validated while it is walked: head and next inside the ring, a
+ * hop budget so loops end, no readable descriptor after a writable one,
+ * indirect tables by the spec's rules, every buffer inside guest RAM, and the
+ * chain's total length within the cap its device set (max_chain_bytes), so
+ * one chain is bounded work.  The first violation marks the queue broken,
+ * names the rule in vq->violation and leaves a one-line reason in vq->error;
+ * the device then sets DEVICE_NEEDS_RESET.  Ring layouts come from
+ * <linux/virtio_ring.h>.
  */
 #ifndef VIRTQUEUE_H
 #define VIRTQUEUE_H
@@ -37,6 +55,47 @@ struct vq_chain {
 	struct vq_buf buf[VQ_MAX_CHAIN];
 };
 
+/*
+ * Which ring rule a guest broke: one value per rule, so that code and tests
+ * can tell them apart without reading the message (vq->error says the same
+ * for people, with the numbers).  The first violation is kept; VQV_NONE
+ * while the queue is not broken.
+ */
+enum vq_violation {
+	VQV_NONE = 0,
+	/* vq_enable: the ring areas as the driver programmed them */
+	VQV_SIZE,                  /* size 0, not a power of two, or above VQ_MAX_SIZE */
+	VQV_RING_MISALIGNED,       /* desc not 16-, avail not 2-, used not 4-byte aligned */
+	VQV_RING_OUTSIDE_RAM,      /* an area, at its full length, not inside RAM */
+	/* vq_pop_avail: the avail ring */
+	VQV_AVAIL_AHEAD,           /* avail idx more than a ring ahead of what we took */
+	VQV_HEAD_RANGE,            /* head index >= ring size */
+	/* vq_pop_avail: the chain in the descriptor table */
+	VQV_DESC_FLAGS,            /* flags other than NEXT, WRITE, INDIRECT */
+	VQV_NEXT_RANGE,            /* next index >= ring size */
+	VQV_LOOP,                  /* at least as many hops as the ring has entries */
+	/* every buffer, direct or inside an indirect table */
+	VQV_BUF_OUTSIDE_RAM,       /* addr + len not inside RAM */
+	VQV_READABLE_AFTER_WRITABLE,
+	VQV_CHAIN_DESCS,           /* more than VQ_MAX_CHAIN buffers */
+	VQV_CHAIN_BYTES,           /* readable + writable bytes over max_chain_bytes */
+	/* indirect descriptors */
+	VQV_INDIRECT_WITH_NEXT,    /* INDIRECT and NEXT on one descriptor */
+	VQV_INDIRECT_NOT_NEGOTIATED,
+	VQV_INDIRECT_LEN,          /* table length 0 or not a multiple of 16 */
+	VQV_INDIRECT_ENTRIES,      /* more than VQ_MAX_CHAIN entries */
+	VQV_INDIRECT_OUTSIDE_RAM,  /* the table not inside RAM */
+	VQV_INDIRECT_NESTED,       /* INDIRECT inside a table */
+	VQV_INDIRECT_FLAGS,        /* an entry with flags other than NEXT, WRITE */
+	VQV_INDIRECT_NEXT_RANGE,   /* an entry's next outside the table */
+	VQV_INDIRECT_LOOP,         /* as many hops as the table has entries */
+};
+
+/* A short fixed name for a violation ("head-range"), for test output and logs. */
+const char *vq_violation_name(enum vq_violation v);
+
+struct vq_layout;   /* a ring layout's operations (vq_layout.h) */
+
 struct vq {
 	const struct guest_mem *mem;
 	const char *name;           /* "net tx" -- for error lines */
@@ -47,21 +106,27 @@ struct vq {
 	bool ready, broken;
 	bool event_idx, indirect_ok;  /* negotiated features */
 	uint64_t desc_gpa, avail_gpa, used_gpa;
+	/* The ring layout in use, chosen by vq_enable (NULL until then). */
+	const struct vq_layout *layout;
+	/* The split layout's three areas, resolved by vq_enable (vring_split.c).
+	 * Only the layout reads or writes through them. */
 	struct vring_desc *desc;
 	struct vring_avail *avail;
 	struct vring_used *used;
 	uint16_t last_avail;        /* next avail entry to take */
 	uint16_t used_shadow;       /* our copy of used->idx */
 	uint16_t signalled_used;    /* used idx at the last interrupt (event idx) */
+	enum vq_violation violation;  /* the rule that broke the queue */
 	char error[200];
 };
 
-/* Validate and resolve the rings (QueueReady=1).  -1 and vq->error on failure. */
+/* Validate and resolve the rings (QueueReady=1).  -1, vq->violation and
+ * vq->error on failure. */
 int vq_enable(struct vq *vq, const struct guest_mem *mem);
 void vq_reset(struct vq *vq);
 
 /* 1: a validated chain in *chain; 0: nothing available; -1: the guest broke
- * the ring (vq->broken, vq->error). */
+ * the ring (vq->broken, vq->violation, vq->error). */
 int vq_pop_avail(struct vq *vq, struct vq_chain *chain);
 /* Put the last popped chain back (the caller found nothing to fill it with). */
 void vq_unpop_avail(struct vq *vq);
@@ -75,5 +140,24 @@ bool vq_enable_notify_and_recheck(struct vq *vq);
 bool vq_has_avail(const struct vq *vq);
 /* Does the driver want an interrupt for what was used since the last one? */
 bool vq_should_interrupt(struct vq *vq);
+
+/*
+ * The split ring's interrupt decision, on its own and pure: the used index
+ * went from `old` (at the last interrupt) to `new_idx`, and the driver left
+ * avail->flags and used_event.  With EVENT_IDX the driver asked for an
+ * interrupt once the used entry at index used_event is written, and the flag
+ * is ignored; without it, NO_INTERRUPT in avail->flags says no, and
+ * used_event means nothing (virtio 1.2, 2.7.10).  vq_should_interrupt reads
+ * the two fields and decides with this; tests/unit/test_vq_interrupt.c
+ * checks it against the spec over every index triple.  Inline so that the
+ * exhaustive check runs at the speed of the arithmetic.
+ */
+static inline bool vq_interrupt_needed(bool event_idx, uint16_t avail_flags, uint16_t used_event, uint16_t old,
+				       uint16_t new_idx)
+{
+	if (event_idx)
+		return vring_need_event(used_event, new_idx, old);
+	return !(avail_flags & VRING_AVAIL_F_NO_INTERRUPT);
+}
 
 #endif

@@ -6,6 +6,13 @@
  * index, full barrier, read the host's NO_NOTIFY (or avail_event) and let the
  * policy decide.  A notify is one 32-bit write to QueueNotify, which the
  * launcher catches with an ioeventfd (threaded model) or an MMIO exit.
+ *
+ * Descriptors flow: free list (private links in q->extra) -> gvq_add takes
+ * a chain off it, writes addr/len/flags and copies the links into the shared
+ * desc[].next -> the device reads them -> the used ring hands back the head
+ * -> gvq_get_used checks the head is one we have in flight and returns
+ * chain_len descriptors to the free list by following q->extra again.  The
+ * shared table is written here and read only by the device.
  */
 #include "virtio_drv.h"
 
@@ -90,12 +97,10 @@ int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t nu
 	q->event_idx = dev->features & (1ull << VIRTIO_RING_F_EVENT_IDX);
 	mem = alloc_pages(vring_size(num, 4096));
 	vring_init(&q->vr, num, mem, 4096);
-	q->chain_len = alloc_pages(num * sizeof(*q->chain_len));
-	q->token = alloc_pages(num * sizeof(*q->token));
-	q->indirect_table = alloc_pages(num * sizeof(*q->indirect_table));
-	q->indirect_entries = alloc_pages(num);
+	/* Zeroed: no chain in flight, no tables. */
+	q->extra = alloc_pages(num * sizeof(*q->extra));
 	for (uint16_t i = 0; i + 1 < num; i++)
-		q->vr.desc[i].next = i + 1;
+		q->extra[i].next = i + 1;
 	q->num_free = num;
 	/* Until a workload picks one: notify unless the host said not to --
 	 * which, with EVENT_IDX, it says through avail_event, not the flag. */
@@ -112,26 +117,41 @@ int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t nu
 	return rd(dev, VIRTIO_MMIO_QUEUE_READY) ? 0 : -1;
 }
 
-/* The indirect table's memory: a size-classed free list per table length,
- * so each packet really allocates and frees, as the driver's kmalloc does. */
+/* The indirect tables' memory: a pool per table length, so each packet
+ * really allocates and frees, as the driver's kmalloc does.  A free table is
+ * kept on a private stack of pointers rather than linked through its own
+ * first bytes: the device was given that table's address, and a device that
+ * writes there after completing the buffer must not be able to steer the
+ * next allocation.  The stack always has room for every table of its size
+ * ever made (made <= cap), so a release cannot overflow it; it grows only
+ * when a new table is made with the stack empty, so nothing needs copying,
+ * and the old, smaller stack is simply dropped (alloc_pages never frees). */
 #define ITABLE_MAX 16
-static struct vring_desc *itable_free[ITABLE_MAX + 1];
+struct itable_pool {
+	struct vring_desc **free;   /* [cap]: free[0..nfree) are free tables */
+	uint32_t nfree, made, cap;
+};
+static struct itable_pool itable_pool[ITABLE_MAX + 1];
 
 static struct vring_desc *itable_alloc(unsigned n)
 {
-	struct vring_desc *t = itable_free[n];
+	struct itable_pool *p = &itable_pool[n];
 
-	if (t) {
-		itable_free[n] = *(struct vring_desc **)t;
-		return t;
+	if (p->nfree)
+		return p->free[--p->nfree];
+	if (p->made == p->cap) {    /* nfree is 0: a new, empty stack will do */
+		p->cap = p->cap ? 2 * p->cap : 4096 / sizeof(*p->free);
+		p->free = alloc_pages(p->cap * sizeof(*p->free));
 	}
-	return alloc_pages(n * sizeof(*t));
+	p->made++;
+	return alloc_pages(n * sizeof(struct vring_desc));
 }
 
 static void itable_release(struct vring_desc *t, unsigned n)
 {
-	*(struct vring_desc **)t = itable_free[n];
-	itable_free[n] = t;
+	struct itable_pool *p = &itable_pool[n];
+
+	p->free[p->nfree++] = t;    /* nfree < made <= cap: each table is out once */
 }
 
 bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, bool indirect)
@@ -159,29 +179,33 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 		q->vr.desc[head].addr = (uint64_t)t;
 		q->vr.desc[head].len = n * sizeof(*t);
 		q->vr.desc[head].flags = VRING_DESC_F_INDIRECT;
-		q->free_head = q->vr.desc[head].next;
-		q->indirect_table[head] = t;
-		q->indirect_entries[head] = (uint8_t)n;
+		q->vr.desc[head].next = 0;
+		q->free_head = q->extra[head].next;
+		q->extra[head].itable = t;
+		q->extra[head].itable_entries = (uint8_t)n;
 		q->bufs_indirect++;
 	} else {
-		uint16_t last = head;
-
+		/* Follow our own links; the device gets a copy of each one it
+		 * needs (under F_NEXT) and 0 in the last, so the shared table
+		 * shows nothing of the free list beyond the chain. */
 		for (unsigned k = 0; k < n; k++) {
+			uint16_t next = q->extra[i].next;
+
 			q->vr.desc[i].addr = (uint64_t)seg[k].addr;
 			q->vr.desc[i].len = seg[k].len;
 			q->vr.desc[i].flags = (seg[k].device_writes ? VRING_DESC_F_WRITE : 0) |
 					      (k + 1 < n ? VRING_DESC_F_NEXT : 0);
-			last = i;
-			i = q->vr.desc[i].next;
+			q->vr.desc[i].next = k + 1 < n ? next : 0;
+			i = next;
 		}
-		q->free_head = q->vr.desc[last].next;
-		q->indirect_table[head] = 0;
+		q->free_head = i;
+		q->extra[head].itable = 0;
 		q->bufs_direct++;
 	}
 	q->num_free -= need;
 	q->descs_used += need;
-	q->chain_len[head] = need;
-	q->token[head] = token;
+	q->extra[head].chain_len = need;
+	q->extra[head].token = token;
 	q->vr.avail->ring[q->avail_shadow & (q->num - 1)] = head;
 	q->avail_shadow++;
 	return true;
@@ -234,7 +258,7 @@ bool gvq_has_used(const struct gvq *q)
 void *gvq_get_used(struct gvq *q, uint32_t *len)
 {
 	struct vring_used_elem e;
-	uint16_t head, n;
+	uint16_t head, n, last;
 	void *token;
 
 	if (!gvq_has_used(q))
@@ -242,27 +266,27 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 	barrier(); /* read the element after the index that covers it */
 	e = q->vr.used->ring[q->last_used & (q->num - 1)];
 	head = (uint16_t)e.id;
-	if (e.id >= q->num || !q->chain_len[head]) {
+	if (e.id >= q->num || !q->extra[head].chain_len) {
 		printf("guest: device returned bad used id %u on queue %u\n", e.id, q->index);
 		guest_exit(LKVM_STATUS_FAILED);
 	}
-	n = q->chain_len[head];
-	if (q->indirect_table[head]) {
-		/* Our own record of the size, not desc.len: the device can write that. */
-		itable_release(q->indirect_table[head], q->indirect_entries[head]);
-		q->indirect_table[head] = 0;
+	n = q->extra[head].chain_len;
+	if (q->extra[head].itable) {
+		/* Our own record of the table and its size, not desc.addr/len:
+		 * the device can write those. */
+		itable_release(q->extra[head].itable, q->extra[head].itable_entries);
+		q->extra[head].itable = 0;
 	}
-	/* Return the chain to the free list: walk our own links. */
-	{
-		uint16_t last = head;
-		for (uint16_t k = 1; k < n; k++)
-			last = q->vr.desc[last].next;
-		q->vr.desc[last].next = q->free_head;
-	}
+	/* Return the chain to the free list by our own links, not desc[].next:
+	 * exactly the n descriptors gvq_add took, whatever the device wrote. */
+	last = head;
+	for (uint16_t k = 1; k < n; k++)
+		last = q->extra[last].next;
+	q->extra[last].next = q->free_head;
 	q->free_head = head;
 	q->num_free += n;
-	q->chain_len[head] = 0;
-	token = q->token[head];
+	q->extra[head].chain_len = 0;
+	token = q->extra[head].token;
 	q->last_used++;
 	if (q->event_idx && q->interrupts_off)   /* keep used_event out of reach */
 		vring_used_event(&q->vr) = q->last_used - 0x8000;

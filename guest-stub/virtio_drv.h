@@ -6,9 +6,18 @@
  * announces a queue.  The queue keeps its own copies of what it must not
  * take back from shared memory (published avail index, chain lengths,
  * tokens, indirect table sizes) and checks what the device writes (used ids
- * against outstanding heads).  The free list runs through the descriptors'
- * next fields, as in Linux: a device that rewrites those breaks only its
- * own guest.
+ * against outstanding heads).
+ *
+ * The descriptor table is shared: the device reads it, and a hostile or
+ * buggy one can write it too.  So, as Linux does with its desc_extra array,
+ * the driver links its descriptors -- the free list, and the chains it has
+ * handed out -- through private per-descriptor state (struct
+ * gvq_desc_extra), and only copies a link into the shared desc[].next when
+ * it hands the chain to the device.  Freeing a chain walks the private
+ * links, never the shared ones, so whatever the device scribbles on
+ * desc[].next, the descriptors that come back are exactly those that went
+ * out.  The free indirect tables are likewise kept on a private stack, not
+ * linked through the tables' own (device-visible) bytes.
  */
 #ifndef VIRTIO_DRV_H
 #define VIRTIO_DRV_H
@@ -32,21 +41,29 @@ struct gvq_seg {
 	bool device_writes;
 };
 
+/* What the driver remembers about descriptor i, where the device cannot
+ * reach it.  `next` is meaningful for every descriptor; the rest only for
+ * the head of a chain in flight (chain_len != 0). */
+struct gvq_desc_extra {
+	void *token;                /* head: the caller's cookie */
+	struct vring_desc *itable;  /* head: indirect table to release, or 0 */
+	uint16_t next;              /* next in our chain, or in the free list */
+	uint16_t chain_len;         /* head: ring descriptors it holds; 0 = not in flight */
+	uint8_t itable_entries;     /* head: that table's size class */
+};
+
 struct gvq {
 	struct virtio_dev *dev;
 	uint16_t index, num;
 	struct vring vr;
-	uint16_t free_head, num_free;
+	uint16_t free_head, num_free;   /* free list through extra[].next */
 	uint16_t avail_shadow;      /* next avail idx (published at kick) */
 	uint16_t avail_published;
 	uint16_t last_used;
 	bool event_idx;
 	bool interrupts_off;
 	struct notify_policy policy;
-	uint16_t *chain_len;        /* per head: ring descriptors it holds */
-	void **token;               /* per head: caller's cookie */
-	struct vring_desc **indirect_table; /* per head: table to free, or 0 */
-	uint8_t *indirect_entries;  /* per head: that table's size class */
+	struct gvq_desc_extra *extra; /* [num], private: never shown to the device */
 	/* counters reported to the launcher */
 	uint64_t kicks, notifies, suppressed, forced, ring_full, full_reads_zero;
 	uint64_t bufs_direct, bufs_indirect, descs_used;

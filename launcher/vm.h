@@ -1,6 +1,6 @@
 /*
  * vm.h -- a KVM virtual machine with one vCPU, an in-kernel irqchip and one
- * slot of guest RAM.  Everything here is setup; the run loop is in run.c.
+ * slot of guest RAM.  Everything here is setup; the run loop is in run_vcpu.c.
  */
 #ifndef VM_H
 #define VM_H

@@ -9,7 +9,9 @@
  * avail index, anything), as a running guest may.  The walker may refuse
  * anything it likes, but an invalid size must be refused, whatever it
  * accepts must lie inside guest RAM, chains must stay within their bounds
- * and the cap, and it must never crash, hang or read outside the mapping
+ * and the cap, a refusal must name its rule (vq->violation: one of the
+ * ring-area rules at enable, one of the chain rules at pop, none while the
+ * queue works), and it must never crash, hang or read outside the mapping
  * (ASan and the guard pages of gmem_map watch that).
  *
  * Built two ways: with -Dfuzz=true and clang, a libFuzzer target
@@ -30,6 +32,7 @@
 static struct guest_mem gm;
 static struct vq_chain chain;
 static unsigned long rings_enabled, chains_accepted, rings_refused, sizes_refused, walks_mutated;
+static uint32_t violations_seen;   /* bit v: vq_violation v was reached */
 
 static uint16_t take16(const uint8_t *d, size_t n, size_t at)
 {
@@ -40,6 +43,11 @@ static uint64_t xorshift(uint64_t *x)
 {
 	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
 	return *x;
+}
+
+static bool enable_rule(enum vq_violation v)
+{
+	return v == VQV_SIZE || v == VQV_RING_MISALIGNED || v == VQV_RING_OUTSIDE_RAM;
 }
 
 /* The guest at work between two walks: rewrite a descriptor field, an
@@ -105,8 +113,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vq.avail_gpa = (uint64_t)take16(data, size, 3) << 1;
 	vq.used_gpa = (uint64_t)take16(data, size, 5) << 2;
 	if (vq_enable(&vq, &gm) < 0) {
-		if (vq.ready || !vq.broken)
+		if (vq.ready || !vq.broken || !enable_rule(vq.violation))
 			abort();
+		if ((data[0] & 15) >= 8 && vq.violation != VQV_SIZE)   /* the size is checked first */
+			abort();
+		violations_seen |= 1u << vq.violation;
 		sizes_refused += (data[0] & 15) >= 8;
 		return 0;
 	}
@@ -119,9 +130,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int rc = vq_pop_avail(&vq, &chain);
 
 		if (rc <= 0) {
+			if (rc < 0 && (!vq.broken || vq.violation == VQV_NONE || enable_rule(vq.violation)))
+				abort();
+			if (rc == 0 && (vq.broken || vq.violation != VQV_NONE))
+				abort();
 			rings_refused += rc < 0;
+			violations_seen |= (uint32_t)(rc < 0) << vq.violation;
 			break;
 		}
+		if (vq.violation != VQV_NONE)
+			abort();
 		check_chain(&vq, &chain);
 		chains_accepted++;
 		vq_push_used(&vq, chain.head, (uint32_t)chain.in_len);
@@ -182,8 +200,9 @@ int main(int argc, char **argv)
 	 * the walker (chains accepted, rings refused), invalid sizes and walks
 	 * over RAM the guest changed. */
 	printf("%lu inputs: %lu rings enabled, %lu chains accepted, %lu rings refused, "
-	       "%lu invalid sizes refused, %lu walks after RAM changed\n",
-	       iterations, rings_enabled, chains_accepted, rings_refused, sizes_refused, walks_mutated);
+	       "%lu invalid sizes refused, %lu walks after RAM changed, %d kinds of violation\n",
+	       iterations, rings_enabled, chains_accepted, rings_refused, sizes_refused, walks_mutated,
+	       __builtin_popcount(violations_seen));
 	if (!chains_accepted || !rings_refused || !sizes_refused || !walks_mutated) {
 		printf("0 passed, 1 failed\n");
 		return 1;

@@ -256,8 +256,9 @@ static bool chain_matches(const struct gvq_seg *seg, unsigned n, bool indirect, 
 	return true;
 }
 
-/* The guest's free list is num_free distinct descriptors, none of them the
- * head of an outstanding chain, and free + outstanding = num (no leak). */
+/* The guest's free list (its private links, q.extra[].next) is num_free
+ * distinct descriptors, none of them the head of an outstanding chain, and
+ * free + outstanding = num (no leak). */
 static bool free_list_ok(void)
 {
 	static bool seen[1024];
@@ -266,13 +267,13 @@ static bool free_list_ok(void)
 
 	memset(seen, 0, sizeof(seen));
 	for (unsigned k = 0; k < q.num_free; k++) {
-		if (i >= q.num || seen[i] || q.chain_len[i])
+		if (i >= q.num || seen[i] || q.extra[i].chain_len)
 			return false;
 		seen[i] = true;
-		i = q.vr.desc[i].next;
+		i = q.extra[i].next;
 	}
 	for (unsigned h = 0; h < q.num; h++)
-		held += q.chain_len[h];
+		held += q.extra[h].chain_len;
 	return held + q.num_free == q.num;
 }
 
@@ -861,6 +862,166 @@ static void test_bad_used(void)
 	      "the same head completed twice: guest_exit(FAILED) (status %d), free count not inflated", st);
 }
 
+/* ---- (8) a device that scribbles on the descriptor table ---------------- */
+
+/* What a scribbling host writes into desc[i].next (mode by round). */
+static uint16_t scribble_value(unsigned mode, uint16_t i, uint16_t num)
+{
+	switch (mode % 6) {
+	case 0: return 0;                          /* every chain "ends" at 0 */
+	case 1: return i;                          /* every descriptor loops on itself */
+	case 2: return (uint16_t)((i + 1) % num);  /* the initial free list again */
+	case 3: return (uint16_t)(num - 1 - i);    /* plausible, but all wrong */
+	case 4: return (uint16_t)(num + 5);        /* out of range */
+	default: return (uint16_t)rnd();
+	}
+}
+
+static void scribble_all_next(unsigned mode)
+{
+	for (uint16_t i = 0; i < vq.num; i++)
+		vq.desc[i].next = scribble_value(mode, i, vq.num);
+}
+
+/* The descriptor table belongs to the driver, but the host can write it: a
+ * hostile or buggy one rewrites desc[].next -- of chains it has popped, of
+ * chains it has returned, of free descriptors -- whenever it likes.  The
+ * guest keeps its free list and its chains' links in private memory
+ * (q.extra), so it must still free exactly the descriptors each buffer
+ * took, and hand the device correct chains afterwards.  Likewise a freed
+ * indirect table's bytes are the device's to scribble on (it knows their
+ * address), so the next allocation must not be steered by them.
+ *
+ * Each round: fill a ring of 16 with random chains (1-4 segments, a third
+ * indirect); the real host pops and validates them; the test, as the host,
+ * scribbles on every desc[].next before completing them (in a random
+ * order) and again before the guest reclaims; after the reclaim it writes
+ * each released table's own address into its first word (where a free list
+ * threaded through the tables would keep its link: a self-loop that would
+ * hand one table to two buffers).  With the shared next fields trusted, the
+ * first round already goes wrong: mode 0 makes every chain end at
+ * descriptor 0, so freeing a 3-descriptor chain would put back its head and
+ * descriptor 0 (perhaps still in flight) and count 3, leaking the other two. */
+static void test_scribbled_next(void)
+{
+	static struct rec recs[16];
+	uint64_t adds = 0, bad_add = 0, bad_chain = 0, bad_table = 0, bad_reclaim = 0, bad_free = 0;
+	uint64_t indirect_adds = 0, multi_adds = 0;
+	unsigned rounds = 600;
+
+	setup_q(16, true, false, NULL);
+	for (unsigned round = 0; round < rounds; round++) {
+		unsigned added = 0, order[16];
+		uint64_t tables[16];
+		unsigned ntables = 0;
+
+		/* fill the ring */
+		for (;;) {
+			struct rec *r = &recs[added];
+			uint16_t before = q.num_free;
+			unsigned need;
+
+			r->n = 1 + rnd() % 4;
+			r->indirect = rnd() % 3 == 0;
+			r->seed = (uint32_t)adds * 3 + 1;
+			r->used_len = rnd();
+			for (unsigned k = 0; k < r->n; k++)
+				r->seg[k] = seg_at(pool + 4096 * added + 1024 * k, 1 + rnd() % 100, r->seed + k, false);
+			need = r->indirect ? 1 : r->n;
+			if (!gvq_add(&q, r->seg, r->n, r, r->indirect)) {
+				if (before >= need)
+					bad_add++;
+				break;
+			}
+			if (q.num_free != before - need)
+				bad_add++;
+			indirect_adds += r->indirect;
+			multi_adds += !r->indirect && r->n > 1;
+			added++;
+			adds++;
+		}
+		gvq_kick(&q);
+		/* the host pops and validates every chain; no two buffers in
+		 * flight share an indirect table */
+		for (unsigned b = 0; b < added; b++) {
+			struct rec *r = &recs[b];
+
+			if (vq_pop_avail(&vq, &chain) != 1 || !chain_matches(r->seg, r->n, r->indirect, r->seed)) {
+				bad_chain++;
+				continue;
+			}
+			r->head = chain.head;
+			if (r->indirect) {
+				for (unsigned t = 0; t < ntables; t++)
+					if (tables[t] == table_gpa(r->head))
+						bad_table++;
+				tables[ntables++] = table_gpa(r->head);
+			}
+		}
+		if (vq_pop_avail(&vq, &chain) != 0)
+			bad_chain++;
+		/* scribble, complete in a random order, scribble again */
+		scribble_all_next(round);
+		for (unsigned i = 0, mode = rnd() % 3, rot = added ? rnd() % added : 0; i < added; i++)
+			order[i] = mode == 0 ? i : mode == 1 ? added - 1 - i : (i + rot) % added;
+		for (unsigned i = 0; i < added; i++)
+			vq_push_used(&vq, recs[order[i]].head, recs[order[i]].used_len);
+		scribble_all_next(round + 3);
+		for (unsigned i = 0; i < added; i++) {
+			struct rec *r = &recs[order[i]];
+			uint32_t len = 0;
+
+			if (gvq_get_used(&q, &len) != r || len != r->used_len)
+				bad_reclaim++;
+		}
+		if (gvq_get_used(&q, NULL) != NULL || q.num_free != 16 || !free_list_ok())
+			bad_free++;
+		/* the released tables, as the host may still write them */
+		for (unsigned t = 0; t < ntables; t++)
+			*(uint64_t *)(gm.host + tables[t]) = tables[t];
+		scribble_all_next(round + 1);
+	}
+	printf("  %llu buffers (%llu indirect, %llu direct chains of 2-4) in %u rounds\n", (unsigned long long)adds,
+	       (unsigned long long)indirect_adds, (unsigned long long)multi_adds, rounds);
+	CHECK(bad_add == 0, "scribbled next: every add took exactly its descriptors, refused only when short (%llu bad)",
+	      (unsigned long long)bad_add);
+	CHECK(bad_chain == 0 && !vq.broken,
+	      "scribbled next: the host validated all %llu chains the guest built afterwards (%llu bad)",
+	      (unsigned long long)adds, (unsigned long long)bad_chain);
+	CHECK(bad_table == 0, "scribbled tables: no indirect table handed to two buffers at once (%llu bad)",
+	      (unsigned long long)bad_table);
+	CHECK(bad_reclaim == 0, "scribbled next: every completion came back with its token and len (%llu bad)",
+	      (unsigned long long)bad_reclaim);
+	CHECK(bad_free == 0 && q.num_free == 16 && free_list_ok(),
+	      "scribbled next: all 16 free after every round, free list 16 distinct descriptors (%llu bad rounds)",
+	      (unsigned long long)bad_free);
+
+	/* and the ring still holds exactly 16 one-descriptor buffers, 16
+	 * distinct heads as the host sees them */
+	{
+		static bool seen[16];
+		unsigned n = 0, distinct = 0;
+		struct gvq_seg s = seg_at(pool, 8, 1, false);
+
+		while (gvq_add(&q, &s, 1, pool, false))
+			n++;
+		gvq_kick(&q);
+		while (vq_pop_avail(&vq, &chain) == 1) {
+			if (chain.head < 16 && !seen[chain.head]) {
+				seen[chain.head] = true;
+				distinct++;
+			}
+			vq_push_used(&vq, chain.head, 0);
+		}
+		scribble_all_next(5);
+		while (gvq_get_used(&q, NULL))
+			;
+		CHECK(n == 16 && distinct == 16 && q.num_free == 16 && free_list_ok() && !vq.broken,
+		      "after the scribbling: 16 single buffers fit, 16 distinct heads, all free again (%u, %u)", n,
+		      distinct);
+	}
+}
+
 int main(void)
 {
 	map_guest_ram();
@@ -872,5 +1033,6 @@ int main(void)
 	test_kick();
 	test_indirect_rule();
 	test_bad_used();
+	test_scribbled_next();
 	return check_summary();
 }

@@ -6,10 +6,14 @@
  * the KVM memory slot) laid out with vring_init() from <linux/virtio_ring.h>,
  * the same layout the guest uses.  Good chains must come back with the right
  * lengths and host pointers; every hostile chain or ring must be refused with
- * -1, a broken queue and an error line that names the problem -- a guest must
- * never make the host read outside its RAM or spin forever.  The notification
- * helpers are checked at the field level (used->flags, avail_event,
- * used_event), because a wrong field there is a lost wakeup.
+ * -1, a broken queue, the vq_violation of the rule it broke and an error line
+ * -- a guest must never make the host read outside its RAM or spin forever.
+ * The checks compare the violation, not words of the line, so a reworded
+ * message breaks no test and a wrong rule firing cannot pass for the right
+ * one; test_error_lines pins the line's format once, and every violation
+ * must be reached by some case here (test_every_violation_reached).  The
+ * notification helpers are checked at the field level (used->flags,
+ * avail_event, used_event), because a wrong field there is a lost wakeup.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,9 @@ static struct guest_mem mem;
 static struct vring vr;        /* the guest's view of the ring */
 static struct vq vq;
 static struct vq_chain chain;
+static uint32_t violations_seen;   /* bit v: some case made vq_violation v fire */
+
+#define LAST_VIOLATION VQV_INDIRECT_LOOP
 
 static uint64_t gpa_of(const void *p)
 {
@@ -66,13 +73,16 @@ static void post(uint16_t head)
 	vr.avail->idx++;
 }
 
-/* A hostile ring: pop must fail, break the queue and say why. */
-static void expect_broken(const char *what, const char *needle)
+/* A hostile ring: pop must fail, break the queue, name the rule and leave
+ * a line for the device to print. */
+static void expect_broken(const char *what, enum vq_violation want)
 {
 	int rc = vq_pop_avail(&vq, &chain);
 
-	CHECK(rc == -1 && vq.broken && strstr(vq.error, needle) && !strncmp(vq.error, "test queue: ", 12),
-	      "%s: rc %d, broken %d, error \"%s\"", what, rc, vq.broken, vq.error);
+	violations_seen |= 1u << vq.violation;
+	CHECK(rc == -1 && vq.broken && vq.violation == want && !strncmp(vq.error, "test queue: ", 12),
+	      "%s: rc %d, broken %d, violation %s (want %s), error \"%s\"", what, rc, vq.broken,
+	      vq_violation_name(vq.violation), vq_violation_name(want), vq.error);
 }
 
 static void test_enable(void)
@@ -80,34 +90,38 @@ static void test_enable(void)
 	struct vq q;
 
 	setup(8, false, false);
-	CHECK(vq.ready && !vq.broken && vq.last_avail == 0, "vq_enable accepts a good ring of 8");
+	CHECK(vq.ready && !vq.broken && vq.violation == VQV_NONE && vq.last_avail == 0,
+	      "vq_enable accepts a good ring of 8");
 	/* vring_init for 8 entries at 0x1000: desc 0x1000, avail 0x1080, used 0x2000 */
 	CHECK(vq.desc_gpa == 0x1000 && vq.avail_gpa == 0x1080 && vq.used_gpa == 0x2000,
 	      "vring_init layout: desc 0x1000, avail 0x1080, used 0x2000");
 	CHECK(vq.desc == vr.desc && vq.avail == vr.avail && vq.used == vr.used,
 	      "vq_enable resolves the three areas to the right host addresses");
 
-#define BAD_ENABLE(field_setup, needle, what)                                      \
-	do {                                                                        \
-		q = vq;                                                             \
-		q.ready = false;                                                    \
-		q.error[0] = 0;                                                     \
-		field_setup;                                                        \
-		int rc_ = vq_enable(&q, &mem);                                      \
-		CHECK(rc_ == -1 && q.broken && !q.ready && strstr(q.error, needle), \
-		      "vq_enable rejects %s: \"%s\"", what, q.error);               \
+#define BAD_ENABLE(field_setup, want, what)                                                    \
+	do {                                                                                   \
+		q = vq;                                                                        \
+		q.ready = false;                                                               \
+		q.error[0] = 0;                                                                \
+		field_setup;                                                                   \
+		int rc_ = vq_enable(&q, &mem);                                                 \
+		violations_seen |= 1u << q.violation;                                          \
+		CHECK(rc_ == -1 && q.broken && !q.ready && q.violation == (want) &&            \
+		      !strncmp(q.error, "test queue: ", 12),                                   \
+		      "vq_enable rejects %s: %s (want %s), \"%s\"", what,                       \
+		      vq_violation_name(q.violation), vq_violation_name(want), q.error);       \
 	} while (0)
 
-	BAD_ENABLE(q.num = 0, "power of two", "size 0");
-	BAD_ENABLE(q.num = 3, "power of two", "size 3");
-	BAD_ENABLE(q.num = 2048, "power of two", "size 2048 > VQ_MAX_SIZE");
-	BAD_ENABLE(q.desc_gpa = 0x1008, "misaligned", "desc at 0x1008 (not 16-aligned)");
-	BAD_ENABLE(q.avail_gpa = 0x1081, "misaligned", "avail at an odd address");
-	BAD_ENABLE(q.used_gpa = 0x2002, "misaligned", "used at 0x2002 (not 4-aligned)");
+	BAD_ENABLE(q.num = 0, VQV_SIZE, "size 0");
+	BAD_ENABLE(q.num = 3, VQV_SIZE, "size 3");
+	BAD_ENABLE(q.num = 2048, VQV_SIZE, "size 2048 > VQ_MAX_SIZE");
+	BAD_ENABLE(q.desc_gpa = 0x1008, VQV_RING_MISALIGNED, "desc at 0x1008 (not 16-aligned)");
+	BAD_ENABLE(q.avail_gpa = 0x1081, VQV_RING_MISALIGNED, "avail at an odd address");
+	BAD_ENABLE(q.used_gpa = 0x2002, VQV_RING_MISALIGNED, "used at 0x2002 (not 4-aligned)");
 	/* used ring of 8 needs 4 + 64 + 2 = 70 bytes; at MEM_SIZE-68 it pokes 2 bytes out */
-	BAD_ENABLE(q.used_gpa = MEM_SIZE - 68, "outside guest RAM", "used ring 2 bytes past RAM");
-	BAD_ENABLE(q.desc_gpa = MEM_SIZE, "outside guest RAM", "desc at the end of RAM");
-	BAD_ENABLE(q.avail_gpa = 0xfffffffffffffff0ull, "outside guest RAM", "avail whose extent wraps 64 bits");
+	BAD_ENABLE(q.used_gpa = MEM_SIZE - 68, VQV_RING_OUTSIDE_RAM, "used ring 2 bytes past RAM");
+	BAD_ENABLE(q.desc_gpa = MEM_SIZE, VQV_RING_OUTSIDE_RAM, "desc at the end of RAM");
+	BAD_ENABLE(q.avail_gpa = 0xfffffffffffffff0ull, VQV_RING_OUTSIDE_RAM, "avail whose extent wraps 64 bits");
 
 	/* ending exactly at the end of RAM is fine: desc 8 * 16 = 128 bytes,
 	 * avail 4 + 16 + 2 = 22 bytes */
@@ -253,45 +267,45 @@ static void test_hostile(void)
 
 	setup(8, false, false);
 	post(8);
-	expect_broken("head 8 >= ring size 8", "head index 8");
+	expect_broken("head 8 >= ring size 8", VQV_HEAD_RANGE);
 	CHECK(vq_pop_avail(&vq, &chain) == -1 && !vq_has_avail(&vq), "a broken queue stays broken");
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 8);
 	post(0);
-	expect_broken("next 8 >= ring size 8", "next index 8");
+	expect_broken("next 8 >= ring size 8", VQV_NEXT_RANGE);
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, MEM_SIZE - 10, 20, 0, 0);
 	post(0);
-	expect_broken("buffer running 10 bytes past RAM", "outside guest RAM");
+	expect_broken("buffer running 10 bytes past RAM", VQV_BUF_OUTSIDE_RAM);
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, 0xfffffffffffffff8ull, 16, 0, 0);
 	post(0);
-	expect_broken("addr + len overflowing 64 bits", "outside guest RAM");
+	expect_broken("addr + len overflowing 64 bits", VQV_BUF_OUTSIDE_RAM);
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 1);
 	set_desc(vr.desc, 1, BUF_GPA, 10, VRING_DESC_F_NEXT, 0);
 	post(0);
-	expect_broken("chain loop 0 -> 1 -> 0", "loops");
+	expect_broken("chain loop 0 -> 1 -> 0", VQV_LOOP);
 
 	setup(8, false, false);
 	set_desc(vr.desc, 2, BUF_GPA, 10, VRING_DESC_F_NEXT, 2);
 	post(2);
-	expect_broken("self loop 2 -> 2", "loops");
+	expect_broken("self loop 2 -> 2", VQV_LOOP);
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, BUF_GPA, 10, 0, 0);
 	vr.avail->idx = 9;                /* 9 - 0 > 8 */
-	expect_broken("avail idx 9 with 0 taken, ring 8", "more than a ring ahead");
+	expect_broken("avail idx 9 with 0 taken, ring 8", VQV_AVAIL_AHEAD);
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, BUF_GPA, 10, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
 	set_desc(vr.desc, 1, BUF_GPA, 10, 0, 0);
 	post(0);
-	expect_broken("readable after writable", "readable descriptor after a writable");
+	expect_broken("readable after writable", VQV_READABLE_AFTER_WRITABLE);
 
 	/* the same with a zero-length writable descriptor: in_len stays 0, but
 	 * the order is still wrong */
@@ -299,37 +313,37 @@ static void test_hostile(void)
 	set_desc(vr.desc, 0, BUF_GPA, 0, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1);
 	set_desc(vr.desc, 1, BUF_GPA, 10, 0, 0);
 	post(0);
-	expect_broken("readable after a zero-length writable", "readable descriptor after a writable");
+	expect_broken("readable after a zero-length writable", VQV_READABLE_AFTER_WRITABLE);
 
 	setup(8, false, false);
 	set_desc(vr.desc, 0, BUF_GPA, 10, 0x10, 0);
 	post(0);
-	expect_broken("unknown flag 0x10", "unknown descriptor flags 0x10");
+	expect_broken("unknown flag 0x10", VQV_DESC_FLAGS);
 
 	setup(8, false, false);                /* indirect_ok = false */
 	set_desc(vr.desc, 0, TABLE_GPA, 16, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("INDIRECT without the feature", "not negotiated");
+	expect_broken("INDIRECT without the feature", VQV_INDIRECT_NOT_NEGOTIATED);
 
 	setup(8, true, false);
 	set_desc(vr.desc, 0, TABLE_GPA, 16, VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT, 1);
 	post(0);
-	expect_broken("INDIRECT | NEXT", "INDIRECT together with NEXT");
+	expect_broken("INDIRECT | NEXT", VQV_INDIRECT_WITH_NEXT);
 
 	setup(8, true, false);
 	set_desc(vr.desc, 0, TABLE_GPA, 0, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("indirect table of length 0", "length 0 is not a non-zero multiple of 16");
+	expect_broken("indirect table of length 0", VQV_INDIRECT_LEN);
 
 	setup(8, true, false);
 	set_desc(vr.desc, 0, TABLE_GPA, 24, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("indirect table of length 24", "length 24 is not a non-zero multiple of 16");
+	expect_broken("indirect table of length 24", VQV_INDIRECT_LEN);
 
 	setup(8, true, false);
 	set_desc(vr.desc, 0, MEM_SIZE - 16, 32, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("indirect table half outside RAM", "indirect table 0xff");
+	expect_broken("indirect table half outside RAM", VQV_INDIRECT_OUTSIDE_RAM);
 
 	setup(8, true, false);
 	t = (struct vring_desc *)(mem.host + TABLE_GPA);
@@ -337,7 +351,7 @@ static void test_hostile(void)
 	set_desc(t, 1, TABLE_GPA, 16, VRING_DESC_F_INDIRECT, 0);
 	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("nested INDIRECT in table entry 1", "nested indirect descriptor in table entry 1");
+	expect_broken("nested INDIRECT in table entry 1", VQV_INDIRECT_NESTED);
 
 	setup(8, true, false);
 	t = (struct vring_desc *)(mem.host + TABLE_GPA);
@@ -345,7 +359,7 @@ static void test_hostile(void)
 	set_desc(t, 1, BUF_GPA, 10, 0, 0);
 	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("indirect next 2 in a 2-entry table", "next 2 is outside the 2-entry table");
+	expect_broken("indirect next 2 in a 2-entry table", VQV_INDIRECT_NEXT_RANGE);
 
 	setup(8, true, false);
 	t = (struct vring_desc *)(mem.host + TABLE_GPA);
@@ -353,14 +367,42 @@ static void test_hostile(void)
 	set_desc(t, 1, BUF_GPA, 10, VRING_DESC_F_NEXT, 0);
 	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("indirect loop 0 -> 1 -> 0", "indirect chain loops");
+	expect_broken("indirect loop 0 -> 1 -> 0", VQV_INDIRECT_LOOP);
 
 	setup(8, true, false);
 	t = (struct vring_desc *)(mem.host + TABLE_GPA);
 	set_desc(t, 0, MEM_SIZE - 8, 16, 0, 0);
 	set_desc(vr.desc, 0, TABLE_GPA, 16, VRING_DESC_F_INDIRECT, 0);
 	post(0);
-	expect_broken("indirect entry's buffer outside RAM", "descriptor buffer 0xffff8+16 lies outside guest RAM");
+	expect_broken("indirect entry's buffer outside RAM", VQV_BUF_OUTSIDE_RAM);
+
+	setup(8, true, false);
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	set_desc(t, 0, BUF_GPA, 10, VRING_DESC_F_NEXT, 1);
+	set_desc(t, 1, BUF_GPA, 10, 0x8, 0);
+	set_desc(vr.desc, 0, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("unknown flag 0x8 in indirect table entry 1", VQV_INDIRECT_FLAGS);
+
+	setup(8, true, false);
+	set_desc(vr.desc, 0, TABLE_GPA, (VQ_MAX_CHAIN + 1) * 16, VRING_DESC_F_INDIRECT, 0);
+	post(0);
+	expect_broken("indirect table of VQ_MAX_CHAIN + 1 entries", VQV_INDIRECT_ENTRIES);
+
+	/* A table may hold VQ_MAX_CHAIN entries, but a direct descriptor in
+	 * front of a full one makes VQ_MAX_CHAIN + 1 buffers: the one rule
+	 * neither the ring's nor the table's hop budget catches. */
+	setup(8, true, false);
+	t = (struct vring_desc *)(mem.host + TABLE_GPA);
+	for (unsigned i = 0; i < VQ_MAX_CHAIN; i++)
+		set_desc(t, i, BUF_GPA, 1, i + 1 < VQ_MAX_CHAIN ? VRING_DESC_F_NEXT : 0, (uint16_t)(i + 1));
+	set_desc(vr.desc, 1, TABLE_GPA, VQ_MAX_CHAIN * 16, VRING_DESC_F_INDIRECT, 0);
+	post(1);
+	CHECK(vq_pop_avail(&vq, &chain) == 1 && chain.count == VQ_MAX_CHAIN,
+	      "an indirect table of VQ_MAX_CHAIN entries alone is accepted (count %u, \"%s\")", chain.count, vq.error);
+	set_desc(vr.desc, 0, BUF_GPA, 1, VRING_DESC_F_NEXT, 1);
+	post(0);
+	expect_broken("one direct descriptor + VQ_MAX_CHAIN table entries", VQV_CHAIN_DESCS);
 
 	/* a good chain before the bad one is still delivered */
 	setup(8, false, false);
@@ -368,7 +410,7 @@ static void test_hostile(void)
 	post(0);
 	post(9);
 	CHECK(vq_pop_avail(&vq, &chain) == 1 && !vq.broken, "good chain ahead of a bad head still pops");
-	expect_broken("then head 9", "head index 9");
+	expect_broken("then head 9", VQV_HEAD_RANGE);
 }
 
 /* The device's cap on one chain's total length (vq.max_chain_bytes): the
@@ -396,7 +438,7 @@ static void test_chain_cap(void)
 	 * bytes count, since the walker resolves them too */
 	set_desc(vr.desc, 2, BUF_GPA, 701, VRING_DESC_F_WRITE, 0);
 	post(0);
-	expect_broken("cap 1000, chain of 1001 bytes", "chain longer than 1000 bytes (head 0)");
+	expect_broken("cap 1000, chain of 1001 bytes", VQV_CHAIN_BYTES);
 
 	/* the review's ring: every slot, a chain of all 8 descriptors, each
 	 * covering all of RAM.  Refused at the first descriptor. */
@@ -406,7 +448,7 @@ static void test_chain_cap(void)
 		set_desc(vr.desc, i, 0, MEM_SIZE, i < 7 ? VRING_DESC_F_NEXT : 0, (uint16_t)(i + 1));
 		post(0);
 	}
-	expect_broken("every slot: 8 descriptors of all of RAM, cap 64 KiB", "chain longer than 65536 bytes");
+	expect_broken("every slot: 8 descriptors of all of RAM, cap 64 KiB", VQV_CHAIN_BYTES);
 	CHECK(chain.count == 0 && vq.last_avail == 0,
 	      "the walk stopped at the first descriptor (%u resolved) and took nothing", chain.count);
 
@@ -421,7 +463,7 @@ static void test_chain_cap(void)
 	CHECK(vq_pop_avail(&vq, &chain) == 1 && chain.out_len == 4096, "indirect chain of exactly 4096 bytes accepted");
 	set_desc(t, 1, BUF_GPA, 97, 0, 0);
 	post(0);
-	expect_broken("indirect chain of 4097 bytes, cap 4096", "chain longer than 4096 bytes");
+	expect_broken("indirect chain of 4097 bytes, cap 4096", VQV_CHAIN_BYTES);
 
 	/* a direct descriptor before the table counts towards the same cap */
 	setup(8, true, false);
@@ -431,7 +473,7 @@ static void test_chain_cap(void)
 	set_desc(vr.desc, 1, BUF_GPA, 1, VRING_DESC_F_NEXT, 2);
 	set_desc(vr.desc, 2, TABLE_GPA, 32, VRING_DESC_F_INDIRECT, 0);
 	post(1);
-	expect_broken("1 direct byte + a 4096-byte table, cap 4096", "chain longer than 4096 bytes (head 1)");
+	expect_broken("1 direct byte + a 4096-byte table, cap 4096", VQV_CHAIN_BYTES);
 
 	/* 0 means no cap: the same all-of-RAM chain is legal (the queues whose
 	 * device only writes what it has, e.g. receive queues) */
@@ -447,6 +489,79 @@ static void test_chain_cap(void)
 	vq_reset(&vq);
 	CHECK(vq.max_chain_bytes == 512 && !strcmp(vq.name, "test") && !vq.ready,
 	      "vq_reset keeps the name and the cap (%llu), drops the rings", (unsigned long long)vq.max_chain_bytes);
+}
+
+/* The line a device prints (virtio_mmio_fail) comes from the printf-checked
+ * vq_fail: pinned here whole, once per kind of value in it, so that the
+ * formats stay what people and the devices' tests read. */
+static void test_error_lines(void)
+{
+	static const struct {
+		const char *line;
+		enum vq_violation v;
+	} want[] = {
+		{ "test queue: head index 9 >= ring size 8", VQV_HEAD_RANGE },
+		{ "test queue: unknown descriptor flags 0x10 (head 0)", VQV_DESC_FLAGS },
+		{ "test queue: descriptor buffer 0xfffffffffffffff8+16 lies outside guest RAM", VQV_BUF_OUTSIDE_RAM },
+		{ "test queue: chain longer than 4096 bytes (head 1)", VQV_CHAIN_BYTES },
+		{ "test queue: indirect table 0xffff0+32 lies outside guest RAM", VQV_INDIRECT_OUTSIDE_RAM },
+	};
+	struct vq q;
+
+	for (unsigned k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		setup(8, true, false);
+		vq.max_chain_bytes = 4096;
+		switch (k) {
+		case 0: post(9); break;
+		case 1: set_desc(vr.desc, 0, BUF_GPA, 10, 0x10, 0), post(0); break;
+		case 2: set_desc(vr.desc, 0, 0xfffffffffffffff8ull, 16, 0, 0), post(0); break;
+		case 3:
+			set_desc(vr.desc, 1, BUF_GPA, 4000, VRING_DESC_F_NEXT, 2);
+			set_desc(vr.desc, 2, BUF_GPA, 97, 0, 0);
+			post(1);
+			break;
+		case 4: set_desc(vr.desc, 0, MEM_SIZE - 16, 32, VRING_DESC_F_INDIRECT, 0), post(0); break;
+		}
+		CHECK(vq_pop_avail(&vq, &chain) == -1 && vq.violation == want[k].v && !strcmp(vq.error, want[k].line),
+		      "error line \"%s\" (%s)", vq.error, vq_violation_name(vq.violation));
+	}
+
+	setup(8, false, false);
+	q = vq;
+	q.ready = false;
+	q.avail_gpa = 0xfffffffffffffff0ull;
+	CHECK(vq_enable(&q, &mem) == -1 && q.violation == VQV_RING_OUTSIDE_RAM &&
+	      !strcmp(q.error, "test queue: ring outside guest RAM (desc 0x1000, avail 0xfffffffffffffff0)"),
+	      "enable's error line \"%s\"", q.error);
+	q.num = 3;
+	CHECK(vq_enable(&q, &mem) == -1 && q.violation == VQV_SIZE &&
+	      !strcmp(q.error, "test queue: size 3 is not a power of two in [1, 1024]"),
+	      "re-enabling records the new violation: \"%s\"", q.error);
+}
+
+/* Every rule has a case above that makes it fire, and a distinct name. */
+static void test_every_violation_reached(void)
+{
+	unsigned missing = 0;
+
+	for (unsigned v = VQV_NONE + 1; v <= LAST_VIOLATION; v++) {
+		const char *name = vq_violation_name((enum vq_violation)v);
+
+		if (!(violations_seen & 1u << v)) {
+			printf("     violation %s never fired\n", name);
+			missing++;
+		}
+		for (unsigned w = VQV_NONE; w < v; w++)
+			if (!strcmp(name, vq_violation_name((enum vq_violation)w)) || !strcmp(name, "unknown"))
+				missing++;
+	}
+	CHECK(missing == 0, "each of the %u violations was reached by a case and has its own name (%u missing)",
+	      (unsigned)LAST_VIOLATION, missing);
+	setup(8, false, false);
+	post(8);
+	vq_pop_avail(&vq, &chain);
+	vq_reset(&vq);
+	CHECK(vq.violation == VQV_NONE && !vq.broken, "vq_reset clears the violation with the broken state");
 }
 
 static void test_notify_flags(void)
@@ -535,8 +650,10 @@ int main(void)
 	test_indirect_good();
 	test_hostile();
 	test_chain_cap();
+	test_error_lines();
 	test_notify_flags();
 	test_should_interrupt();
+	test_every_violation_reached();
 	free(mem.host);
 	return check_summary();
 }

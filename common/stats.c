@@ -1,7 +1,9 @@
 /*
- * stats.c -- render the stats block.  Text and JSON come from one list so
- * they cannot drift apart; the two lines the 2008 patch printed come first,
- * in its own words, so the paper's numbers can be read off any run.
+ * stats.c -- collect and render the stats block.  Devices and the launcher
+ * append (key, value) pairs in the block's order (stats.h); the launcher
+ * renders the one list as text and as JSON, so the two cannot drift apart.
+ * The two lines the 2008 patch printed come first, in its own words, so the
+ * paper's numbers can be read off any run.
  */
 #include "stats.h"
 

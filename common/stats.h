@@ -3,6 +3,16 @@
  * text on stderr and, on request, as one JSON object with the same keys.
  * Keys follow <direction>_<object>_<event> where they count something
  * (docs/stats.md documents every one).
+ *
+ * How a block comes together: the launcher's collect_stats
+ * (launcher/run_stats.c) walks the run's story in the block's fixed order;
+ * where a device's keys belong it hands the list to that device
+ * (net_report_stats, console_report_stats, ...), which appends its own keys
+ * with stats_u64/f64/str.  The order of the calls is the order users read,
+ * so a device appends its keys in one fixed sequence and never sorts.  The
+ * launcher then renders the one list twice: stats_print and
+ * stats_write_json.  The list lives here, below devices/ and launcher/, so
+ * that a device can fill it without knowing who prints it.
  */
 #ifndef STATS_H
 #define STATS_H

@@ -1,0 +1,94 @@
+/*
+ * net_backend.h -- what the net device asks of a backend, as one table of
+ * operations.  The sink (net_sink.c), the tap (net_tap.c) and user-mode
+ * networking (net_slirp.c) each fill one; net_init picks the table for
+ * --net once, and from then on the device (net.c, net_rx.c) calls through
+ * net->be_ops with net->be as the backend's state, and never asks which
+ * backend it has.
+ *
+ * A frame's way out: the TX drain pops a chain (net.c) and hands it to
+ * transmit -- the sink copies and checks it, the tap writes it with one
+ * writev straight from guest RAM, slirp gates it and feeds slirp_input.
+ * The chain goes back on the used ring whatever the backend made of it:
+ * a frame it refused is counted by the backend, not a broken ring.
+ *
+ * The way in has two shapes.  A backend with a file descriptor (the tap)
+ * names it (rx_fd); the device watches it -- its device thread, or the
+ * lguest model's waker -- and, when it is readable, net_rx.c pops the
+ * guest's receive chain, lays an iovec over it and lets the backend read
+ * one frame into it (receive).  A backend with its own thread (slirp)
+ * pushes frames at the device through the deliver callback it got when it
+ * was opened (struct net_backend_link).  The sink produces no frames.
+ *
+ * Stats (docs/stats.md): the tx_* keys are the device's, but only the
+ * backend knows what became of the frames, so it sums that up in
+ * tx_totals; keys that only it has (the tap's interface name) it appends
+ * itself (report_stats).
+ *
+ * Life cycle, in the order net.c calls it: open (still privileged: the tap
+ * device, slirp's instance), start (after privileges are dropped: slirp's
+ * poll thread), stop (threads joined), close (descriptors and memory).
+ * An operation a backend does not have is NULL.
+ */
+#ifndef NET_BACKEND_H
+#define NET_BACKEND_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "net_config.h"
+#include "virtqueue.h"
+
+struct stats;
+
+/* An Ethernet frame for the guest, without a virtio-net header.  Called with
+ * the device's lock held; the frame is only valid during the call. */
+typedef void (*net_backend_deliver_fn)(void *opaque, const void *frame, size_t len);
+
+/* What a backend gets from the device when it is opened. */
+struct net_backend_link {
+	pthread_mutex_t *lock;          /* the device's lock, held around every transmit */
+	net_backend_deliver_fn deliver; /* frames the backend produces on its own */
+	void *opaque;                   /* deliver's first argument */
+};
+
+/* What became of the frames a backend was given: the stats block's
+ * tx_frames, tx_frames_bad, tx_verify and (raw workload) tx_payload_bytes. */
+struct net_backend_tx_totals {
+	uint64_t frames;          /* taken whole: verified, written, handed to slirp */
+	uint64_t bad;             /* refused, failed or dropped (and slirp's complaints) */
+	uint64_t payload_bytes;   /* the raw workload's bytes after each frame's header */
+	const char *verdict;      /* "ok", the first reason a frame went bad, or NULL:
+				     nothing went wrong, but the backend does not check frames */
+};
+
+struct net_backend_ops {
+	const char *name;         /* --net's word: the net_backend key's value */
+	/* Set up the host side from the device's settings; -1 with diag set. */
+	int (*open)(void *be, const struct net_config *cfg, const struct net_backend_link *link);
+	/* Start threads of its own (after privileges are dropped); -1 with diag set. */
+	int (*start)(void *be);
+	/* Join them, without the device's lock.  Safe if never started. */
+	void (*stop)(void *be);
+	/* After stop: close descriptors, free memory.  Safe if never opened. */
+	void (*close)(void *be);
+	/* One popped TX chain (virtio-net header + frame), the device's lock
+	 * held.  0 if the frame went on, -1 if it was dropped (counted by the
+	 * backend, first reason kept).  `negotiated` is the feature set the
+	 * driver and device agreed on. */
+	int (*transmit)(void *be, const struct vq_chain *chain, uint64_t negotiated);
+	/* The descriptor to watch for frames to receive, or -1. */
+	int (*rx_fd)(const void *be);
+	/* Read one frame, virtio-net header first, into `iov`; the byte count,
+	 * or -1 with errno (EAGAIN: nothing queued).  Frames longer than `iov`
+	 * are the caller's to detect: it adds a spare byte at the end. */
+	ssize_t (*receive)(void *be, const struct iovec *iov, int iovcnt);
+	void (*tx_totals)(const void *be, struct net_backend_tx_totals *out);
+	/* Append the keys only this backend has. */
+	void (*report_stats)(const void *be, struct stats *st);
+};
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * run_vcpu.c -- step 4 of a run (run_state.h): the vCPU loop.
+ *
+ * One turn: look at the stop flag (the signal thread sets it and kicks us
+ * out of the guest) -> finish a TX drain or console output that stopped at
+ * its budget, one round per turn -> KVM_RUN -> handle the exit: the guest's
+ * ports (exit, crash, the end-of-run report), MMIO to the two devices'
+ * register files, or a crash (triple fault, internal error, a final hlt) ->
+ * in the lguest model, the net device's timer and tap work, which its waker
+ * thread kicked us out for.  The loop ends when rs->end is set.
+ *
+ * The kick is SIGUSR1, unblocked only inside KVM_RUN (KVM_SET_SIGNAL_MASK):
+ * it makes KVM_RUN return EINTR and is then eaten, so nothing is lost and
+ * no handler ever runs on guest time.
+ */
+#include "run_state.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
+#include "diag.h"
+
+static const char *exception_name(unsigned v)
+{
+	static const char *const names[] = {
+		"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
+		"#BR bound range", "#UD invalid opcode", "#NM no FPU", "#DF double fault", "coprocessor",
+		"#TS invalid TSS", "#NP segment not present", "#SS stack fault", "#GP general protection",
+		"#PF page fault", "reserved", "#MF x87 error", "#AC alignment check", "#MC machine check",
+		"#XM SIMD error",
+	};
+
+	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "exception";
+}
+
+static void guest_crashed_exception(struct run_state *rs, unsigned vector)
+{
+	struct kvm_regs regs;
+	uint64_t *frame = NULL;
+
+	if (ioctl(rs->vm.vcpu_fd, KVM_GET_REGS, &regs) == 0)
+		frame = gmem_ptr(&rs->vm.mem, regs.rsp, 7 * 8);
+	rs->end = END_CRASH;
+	if (frame)
+		snprintf(rs->why, sizeof(rs->why),
+			 "guest crashed: exception %u (%s) at rip 0x%llx, cs 0x%llx, error code 0x%llx",
+			 vector, exception_name(vector), (unsigned long long)frame[2],
+			 (unsigned long long)frame[3], (unsigned long long)frame[1]);
+	else
+		snprintf(rs->why, sizeof(rs->why), "guest crashed: exception %u (%s), stack unreadable",
+			 vector, exception_name(vector));
+}
+
+static void guest_crashed(struct run_state *rs, const char *what)
+{
+	struct kvm_regs regs;
+
+	memset(&regs, 0, sizeof(regs));
+	ioctl(rs->vm.vcpu_fd, KVM_GET_REGS, &regs);
+	rs->end = END_CRASH;
+	snprintf(rs->why, sizeof(rs->why), "guest crashed: %s at rip 0x%llx", what, (unsigned long long)regs.rip);
+}
+
+static void handle_io(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	uint32_t gpa;
+
+	if (run->io.direction == KVM_EXIT_IO_IN) {
+		memset(data, 0xff, (size_t)run->io.size * run->io.count);
+		rs->io_unknown++;
+		return;
+	}
+	switch (run->io.port) {
+	case LKVM_PORT_EXIT:
+		rs->end = END_GUEST_EXIT;
+		rs->guest_status = data[0];
+		return;
+	case LKVM_PORT_CRASH:
+		guest_crashed_exception(rs, data[0]);
+		return;
+	case LKVM_PORT_REPORT: {
+		struct lkvm_guest_report r;
+		const void *src = NULL;
+
+		if (run->io.size == 4) {
+			memcpy(&gpa, data, 4);
+			src = gmem_ptr(&rs->vm.mem, gpa, sizeof(r));
+		}
+		/* Copy first (the address may be unaligned, the guest may still be
+		 * writing), then check the copy. */
+		if (src)
+			memcpy(&r, src, sizeof(r));
+		if (src && r.magic == LKVM_REPORT_MAGIC && r.version == LKVM_REPORT_VERSION && r.size == sizeof(r)) {
+			rs->report = r;
+			rs->have_report = 1;
+		} else if (!rs->bad_reports++) {
+			fprintf(stderr, "lguest-kvm: ignoring a malformed guest report (further ones are only counted)\n");
+		}
+		return;
+	}
+	default:
+		rs->io_unknown++;
+	}
+}
+
+static void handle_mmio(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+	uint64_t addr = run->mmio.phys_addr;
+	uint32_t len = run->mmio.len > 8 ? 8 : run->mmio.len;
+	struct virtio_mmio_dev *devs[] = { &rs->con.mmio, &rs->net.mmio };
+
+	for (unsigned i = 0; i < 2; i++)
+		if (addr >= devs[i]->base && addr + len <= devs[i]->base + LKVM_MMIO_SIZE) {
+			virtio_mmio_access(devs[i], addr - devs[i]->base, run->mmio.data, len, run->mmio.is_write);
+			return;
+		}
+	/* Nothing lives here: reads return zeros, writes vanish. */
+	if (!run->mmio.is_write)
+		memset(run->mmio.data, 0, sizeof(run->mmio.data));
+	rs->mmio_unknown++;
+}
+
+int set_vcpu_signal_mask(struct run_state *rs)
+{
+	struct {
+		struct kvm_signal_mask hdr;
+		uint8_t set[8];
+	} m;
+	sigset_t inside;
+
+	/* Outside KVM_RUN the kick signal stays blocked (pending); inside it,
+	 * it is deliverable and makes KVM_RUN return EINTR.  Nothing is lost. */
+	pthread_sigmask(SIG_SETMASK, NULL, &inside);
+	sigdelset(&inside, SIGUSR1);
+	m.hdr.len = 8;
+	memcpy(m.set, &inside, 8);
+	if (ioctl(rs->vm.vcpu_fd, KVM_SET_SIGNAL_MASK, &m) < 0)
+		return diag_fail("KVM_SET_SIGNAL_MASK: %s", strerror(errno));
+	return 0;
+}
+
+/* A kick leaves SIGUSR1 pending (blocked outside KVM_RUN); eat it, or every
+ * following KVM_RUN would return EINTR at once. */
+static void eat_kick_signals(void)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigtimedwait(&set, NULL, &zero) == SIGUSR1)
+		;
+}
+
+void run_vcpu(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+	bool lguest = rs->o->net.model == NET_MODEL_LGUEST;
+
+	while (rs->end == END_NONE) {
+		int sig = __atomic_load_n(&rs->stop_signal, __ATOMIC_SEQ_CST);
+
+		if (sig) {
+			rs->signal = sig;
+			rs->end = sig == SIGALRM ? END_TIME_LIMIT : END_SIGNAL;
+			break;
+		}
+		/* lguest model: a TX drain that stopped at its budget is finished
+		 * here, one round per turn, before the guest runs again -- so the
+		 * flag above is looked at between rounds (devices/net.c). */
+		if (lguest && net_tx_continuing(&rs->net)) {
+			net_vcpu_poll(&rs->net);
+			continue;
+		}
+		/* Both models: a console notify's output, round by round. */
+		if (console_tx_continuing(&rs->con)) {
+			console_tx_continue(&rs->con);
+			continue;
+		}
+		if (ioctl(rs->vm.vcpu_fd, KVM_RUN, 0) < 0) {
+			if (errno != EINTR && errno != EAGAIN) {
+				rs->end = END_HOST_ERROR;
+				snprintf(rs->why, sizeof(rs->why), "KVM_RUN: %s", strerror(errno));
+				break;
+			}
+			rs->exits_interrupted++;
+			eat_kick_signals();
+			if (lguest)
+				net_vcpu_poll(&rs->net);
+			continue;
+		}
+		if (run->exit_reason < MAX_EXIT_REASON)
+			rs->exits[run->exit_reason]++;
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO:
+			handle_io(rs);
+			break;
+		case KVM_EXIT_MMIO:
+			handle_mmio(rs);
+			break;
+		case KVM_EXIT_SHUTDOWN:
+			guest_crashed(rs, "triple fault (KVM_EXIT_SHUTDOWN)");
+			break;
+		case KVM_EXIT_INTERNAL_ERROR: {
+			char what[64];
+
+			snprintf(what, sizeof(what), "KVM internal error, suberror %u", run->internal.suberror);
+			guest_crashed(rs, what);
+			break;
+		}
+		case KVM_EXIT_FAIL_ENTRY:
+			guest_crashed(rs, "VM entry failed");
+			break;
+		case KVM_EXIT_HLT:
+			guest_crashed(rs, "halted for good (hlt with no interrupt source)");
+			break;
+		default: {
+			char what[64];
+
+			snprintf(what, sizeof(what), "unexpected exit reason %u", run->exit_reason);
+			guest_crashed(rs, what);
+		}
+		}
+		if (lguest)
+			net_vcpu_poll(&rs->net);
+	}
+}
