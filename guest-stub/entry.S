@@ -165,18 +165,39 @@ svc_or_ud:
 	addq $2, (%rsp)                 /* return past the ud2 */
 	cmp irq_seq(%rip), %rdx
 	jne 2f                          /* an interrupt came already: don't sleep */
-	sti                             /* sti's shadow covers hlt: no lost wakeup */
+	sti                             /* sti's shadow covers hlt: no lost wakeup ... */
+halt_insn:
 	hlt
 2:	iretq
 1:	pushq $0
 	pushq $6
 	jmp fault
 
+/*
+ * ... on hardware.  An emulator that lets an interrupt in between sti and
+ * hlt (seen: QEMU 7.2's TCG running SVM for a nested KVM, which injected
+ * into the shadow) pushes the address of the hlt itself, and returning there
+ * would sleep with the wakeup already consumed -- a hung guest whose host had
+ * done everything right.  So every interrupt entry looks at where it will
+ * return (8(%rsp), under the saved %rax) and steps over that hlt, counting
+ * it in irqs_at_hlt.  On hardware the saved address is the one after hlt
+ * and this costs a compare.
+ */
+.macro skip_halt_insn
+	lea halt_insn(%rip), %rax
+	cmp %rax, 8(%rsp)
+	jne 9f
+	incq 8(%rsp)                    /* hlt is one byte */
+	lock incq irqs_at_hlt(%rip)
+9:
+.endm
+
 /* The launcher's kick only has to make the vCPU leave KVM_RUN: EOI, no count. */
 kick_entry:
 	push %rax
 	mov $LAPIC, %eax
 	movl $0, 0xb0(%rax)
+	skip_halt_insn
 	pop %rax
 	iretq
 
@@ -187,6 +208,7 @@ irq_entry:
 	lock incq irq_seq(%rip)
 	mov $LAPIC, %eax
 	movl $0, 0xb0(%rax)             /* EOI */
+	skip_halt_insn
 	pop %rax
 spurious:
 	iretq
@@ -226,6 +248,9 @@ irq_seq:
 	.quad 0
 	.globl timer_seq
 timer_seq:
+	.quad 0
+	.globl irqs_at_hlt
+irqs_at_hlt:
 	.quad 0
 
 /* Identity map of the low 4 GiB with 2 MiB pages, user-accessible so the

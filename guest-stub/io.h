@@ -57,6 +57,9 @@ extern volatile uint64_t irq_seq;
  * is still pending while it reads N.  The timer's count is not the TSC's,
  * so "it fires at TSC x" is only an estimate; this is the fact. */
 extern volatile uint64_t timer_seq;
+/* Interrupts that arrived between the halt service's sti and hlt, which
+ * entry.S steps over (an emulator ignoring sti's shadow; 0 on hardware). */
+extern volatile uint64_t irqs_at_hlt;
 
 /* Sleep in hlt at CPL0 unless an interrupt arrived since irq_seq read `seen`. */
 static inline void halt_until_irq(uint64_t seen)

@@ -87,7 +87,7 @@ static const struct { const char *name; size_t off; } report_fields[] = {
 	FIELD(tx_notifies_suppressed), FIELD(tx_notifies_forced), FIELD(tx_ring_full),
 	FIELD(tx_full_ring_reads_zero), FIELD(tx_threshold_final), FIELD(tx_waits_halted),
 	FIELD(tx_buffers_indirect), FIELD(tx_buffers_direct), FIELD(tx_descriptors_used),
-	FIELD(irq_count), FIELD(tsc_workload),
+	FIELD(irq_count), FIELD(timer_irqs), FIELD(irqs_at_hlt), FIELD(tsc_workload),
 	FIELD(tcp_state), FIELD(tcp_arp_requests), FIELD(tcp_peer_mac_known), FIELD(tcp_bytes_acked),
 	FIELD(tcp_segments_sent), FIELD(tcp_segments_received), FIELD(tcp_retransmits),
 	FIELD(tcp_timeouts), FIELD(tcp_fast_retransmits), FIELD(tcp_dupacks), FIELD(tcp_window_probes),
@@ -127,6 +127,8 @@ static void report_to_launcher(void)
 	guest_report.version = LKVM_REPORT_VERSION;
 	guest_report.size = sizeof(guest_report);
 	guest_report.irq_count = irq_seq;
+	guest_report.timer_irqs = timer_seq;
+	guest_report.irqs_at_hlt = irqs_at_hlt;
 	outl(LKVM_PORT_REPORT, (uint32_t)(uint64_t)&guest_report);
 }
 

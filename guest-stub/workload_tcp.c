@@ -217,8 +217,7 @@ static void wait_for_peer(uint64_t deadline)
 			 * before the deadline.  "Still pending" is timer_seq, not
 			 * the TSC: the timer's clock is not the TSC's, and one that
 			 * fired a little early must not leave us asleep with no
-			 * timer at all (seen: a lost segment whose retransmission
-			 * never came). */
+			 * retransmission timer at all. */
 			bool pending = r.lapic_armed_seq && timer_seq + 1 == r.lapic_armed_seq;
 
 			if (deadline && !(pending && r.lapic_fires_at <= deadline)) {

@@ -53,7 +53,7 @@
  */
 #ifndef __ASSEMBLER__
 #define LKVM_REPORT_MAGIC     0x4c4b564d52455054ull /* "LKVMREPT" */
-#define LKVM_REPORT_VERSION   2u
+#define LKVM_REPORT_VERSION   3u
 
 struct lkvm_guest_report {
 	uint64_t magic;
@@ -72,7 +72,9 @@ struct lkvm_guest_report {
 	uint64_t tx_buffers_indirect;
 	uint64_t tx_buffers_direct;
 	uint64_t tx_descriptors_used;
-	uint64_t irq_count;            /* device interrupts the guest took */
+	uint64_t irq_count;            /* interrupts the guest took (irq_seq), the timer's included */
+	uint64_t timer_irqs;           /* of those, the local APIC timer's (timer_seq) */
+	uint64_t irqs_at_hlt;          /* interrupts taken between the halt service's sti and hlt (entry.S) */
 	uint64_t tsc_workload;         /* guest TSC ticks spent in the workload */
 	/* tcp workload (zero otherwise) */
 	uint64_t tcp_state;            /* enum tcp_state at the end (guest-stub/tcp_sender.h) */

@@ -111,6 +111,8 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 		stats_u64(st, "guest_tx_buffers_indirect", g->tx_buffers_indirect);
 		stats_u64(st, "guest_tx_descriptors_used", g->tx_descriptors_used);
 		stats_u64(st, "guest_irqs", g->irq_count);
+		stats_u64(st, "guest_timer_irqs", g->timer_irqs);
+		stats_u64(st, "guest_irqs_at_hlt", g->irqs_at_hlt);
 		stats_u64(st, "guest_workload_tsc", g->tsc_workload);
 	}
 	if (rs->have_report && tcp) {
