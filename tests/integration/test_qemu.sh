@@ -9,7 +9,17 @@
 # the guest's counters come back as one `lkvm-report:` line on the console
 # (docs/qemu.md), parsed here and checked for consistency.  isa-debug-exit
 # turns the guest's status V into QEMU's exit status (V << 1) | 1.
+#
+# LKVM_QEMU_ACCEL=kvm (integration-qemu-kvm) runs the same checks with QEMU on
+# KVM: where /dev/kvm is missing, inside the emulator VM (need_kvm), so QEMU's
+# own KVM path is tested there too.
 . "$(dirname "$0")/lib.sh"
+ACCEL=${LKVM_QEMU_ACCEL:-tcg}
+case $ACCEL in
+tcg) ;;
+kvm) need_kvm ;;
+*) echo "FAIL - LKVM_QEMU_ACCEL=$ACCEL: use tcg or kvm"; exit 1 ;;
+esac
 QEMU=qemu-system-x86_64
 if ! command -v $QEMU >/dev/null; then
 	echo "SKIP: $QEMU is missing (Debian: apt-get install qemu-system-x86)"
@@ -23,7 +33,7 @@ PAYLOAD=$((1514 - 22))   # lkvm.frame minus the Ethernet header and sequence num
 # $TMP/NAME.out, the 16550 to $TMP/NAME.uart, QEMU's exit status to NAME.rc
 qemu_run() {
 	local name=$1 machine=$2 append=$3; shift 3
-	timeout -s KILL "$(scaled 180)" $QEMU -M "$machine" -accel tcg -m 256M -nodefaults -no-user-config \
+	timeout -s KILL "$(scaled 180)" $QEMU -M "$machine" -accel "$ACCEL" -m 256M -nodefaults -no-user-config \
 		-display none -kernel "$STUB" -append "$append" \
 		-chardev file,id=u0,path="$TMP/$name.uart" -serial chardev:u0 \
 		-device virtio-serial-device -chardev stdio,id=c0 -device virtconsole,chardev=c0 \
@@ -75,8 +85,9 @@ check_raw() {
 	check "$n: notifies ($(rep "$n" tx_notifies)) >= 1 and = kicks - suppressed ($(rep "$n" tx_notifies_suppressed)) + forced ($(rep "$n" tx_notifies_forced))" \
 		sh -c "[ $(rep "$n" tx_notifies) -ge 1 ] &&
 		       [ $(rep "$n" tx_notifies) = $(( $(rep "$n" tx_kicks) - $(rep "$n" tx_notifies_suppressed) + $(rep "$n" tx_notifies_forced) )) ]"
-	check "$n: one forced notify per full ring, fewer notifies than frames" \
-		sh -c "[ $(rep "$n" tx_notifies_forced) = $(rep "$n" tx_ring_full) ] && [ $(rep "$n" tx_notifies) -le $FRAMES ]"
+	check "$n: one forced notify per full ring, at most one notify per frame besides them" \
+		sh -c "[ $(rep "$n" tx_notifies_forced) = $(rep "$n" tx_ring_full) ] &&
+		       [ $(rep "$n" tx_notifies) -le $((FRAMES + $(rep "$n" tx_ring_full))) ]"
 	check "$n: every frame direct, $segs descriptor(s) each" \
 		sh -c "[ $(rep "$n" tx_buffers_direct) = $FRAMES ] && [ $(rep "$n" tx_buffers_indirect) = 0 ] &&
 		       [ $(rep "$n" tx_descriptors_used) = $((FRAMES * segs)) ]"
