@@ -526,6 +526,10 @@ void net_slirp_stop(struct net_slirp *s)
 
 void net_slirp_close(struct net_slirp *s)
 {
+	/* Never opened (a run that failed before the backend): the struct is
+	 * still zeroed, and its wake_fd of 0 is stdin, not ours to close. */
+	if (!s->lock)
+		return;
 	if (s->slirp) {
 		pthread_mutex_lock(s->lock);
 		slirp_cleanup(s->slirp);   /* frees its timers through timer_free */

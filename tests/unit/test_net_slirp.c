@@ -19,6 +19,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -502,6 +503,23 @@ static void test_bad_chains(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* A run that fails before its backend is opened still closes it: a zeroed
+ * struct must not close descriptor 0, whose wake_fd it seems to hold. */
+static void test_close_unopened(void)
+{
+	struct net_slirp never = { 0 };
+	int p[2];
+
+	if (pipe(p) < 0 || dup2(p[0], 0) < 0) {
+		CHECK(0, "pipe onto descriptor 0: %s", strerror(errno));
+		return;
+	}
+	net_slirp_close(&never);
+	CHECK(fcntl(0, F_GETFD) >= 0, "closing a never-opened backend left descriptor 0 open");
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	pthread_mutexattr_t attr;
@@ -512,6 +530,7 @@ int main(void)
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_init(&lock, &attr);
 	test_lock_check();
+	test_close_unopened();
 	CHECK(net_slirp_open(&slirp_be, &lock, deliver, NULL) == 0, "net_slirp_open");
 	CHECK(net_slirp_start(&slirp_be) == 0, "poll thread started");
 	test_arp();
