@@ -260,7 +260,7 @@ static void wake_waker(struct net *net)
  * (lock held). */
 static void backend_rx_ready(struct net *net)
 {
-	net_rx_from_tap(net, 64);
+	net_rx_from_backend(net, 64);
 	net_rx_signal(net);
 	if (net->cfg.model == NET_MODEL_THREADED)
 		backend_rx_watch(net, !net->rx_starved);

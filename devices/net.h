@@ -130,7 +130,7 @@ int net_rx_deliver(struct net *net, const void *frame, size_t len);
  * receive: only the tap has one) into receive buffers; returns how many.
  * Stops early when the backend has nothing queued or the buffers ran out;
  * 0 at once for a backend without a receive side. */
-unsigned net_rx_from_tap(struct net *net, unsigned budget);
+unsigned net_rx_from_backend(struct net *net, unsigned budget);
 /* Interrupt the guest for what was delivered, if it asked for interrupts. */
 void net_rx_signal(struct net *net);
 /* The guest notified the receive queue: true if we were waiting for it. */

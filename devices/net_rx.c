@@ -142,7 +142,7 @@ int net_rx_deliver(struct net *net, const void *frame, size_t len)
 	return 0;
 }
 
-unsigned net_rx_from_tap(struct net *net, unsigned budget)
+unsigned net_rx_from_backend(struct net *net, unsigned budget)
 {
 	struct vq_chain *c = &net->rx_chain;
 	unsigned got = 0;

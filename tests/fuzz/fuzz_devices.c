@@ -17,7 +17,7 @@
  * arguments, read until the input ends.  Operations reach the devices only
  * through their real entry points: virtio_mmio_access for the bus,
  * net_tx_on_timeout / net_vcpu_poll for expiries and the lguest vCPU,
- * net_rx_from_tap for a readable tap, net_rx_deliver + net_rx_signal for
+ * net_rx_from_backend for a readable tap, net_rx_deliver + net_rx_signal for
  * slirp's deliveries (exactly what net.c's slirp_deliver does).  The tap is
  * a non-blocking datagram socket pair, as in test_net_rx.c: what the device
  * writes arrives at tap_pair[1], frames the "network" sends leave from it.
@@ -442,7 +442,7 @@ static void net_event(enum op what)
 		else if (what == OP_NOTIFY)
 			net->st.notifies++, net_tx_on_notify(net);
 		else if (what == OP_TAP_FRAME)
-			net_rx_from_tap(net, 64), net_rx_signal(net);
+			net_rx_from_backend(net, 64), net_rx_signal(net);
 		pthread_mutex_unlock(&net->mmio.lock);
 	}
 	check_all(&before, -1);

@@ -35,6 +35,7 @@
 #include "elf_loader.h"
 #include "lguest_kvm_abi.h"
 #include "pvh_start_info.h"
+#include "../pvh_image.h"
 
 #define LOAD_ROOM (64u << 10)
 #define RAM       (LKVM_MIN_LOAD_GPA + LOAD_ROOM)
@@ -151,42 +152,14 @@ static uint64_t next_rand(void)
  * `shift` so they are not aligned.  Returns its size. */
 static size_t build_image(uint8_t *img, unsigned shift, unsigned code, unsigned bss)
 {
-	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph[2] = { 0 };
-	Elf64_Nhdr nh;
-	uint64_t phoff = sizeof(eh) + shift, note = phoff + sizeof(ph), code_off = note + 2 * sizeof(nh) + 16;
-	uint32_t entry = LKVM_MIN_LOAD_GPA + (code > 16 ? 16 : 0);
+	struct pvh_image l = { .phoff = sizeof(Elf64_Ehdr) + shift, .load_gpa = LKVM_MIN_LOAD_GPA,
+			       .code = code, .bss = bss };
 
-	memset(img, 0, code_off + code);
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_EXEC;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_entry = entry;
-	eh.e_phoff = phoff;
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(Elf64_Phdr);
-	eh.e_phnum = 2;
-	memcpy(img, &eh, sizeof(eh));
-	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = code_off,
-			      .p_paddr = LKVM_MIN_LOAD_GPA, .p_vaddr = LKVM_MIN_LOAD_GPA, .p_filesz = code,
-			      .p_memsz = code + bss, .p_align = 1 };
-	ph[1] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R, .p_offset = note,
-			      .p_filesz = 2 * sizeof(nh) + 16, .p_align = 1 };
-	memcpy(img + phoff, ph, sizeof(ph));
-	nh = (Elf64_Nhdr){ .n_namesz = 4, .n_descsz = 4, .n_type = 3 };
-	memcpy(img + note, &nh, sizeof(nh));
-	memcpy(img + note + sizeof(nh), "GNU", 4);
-	nh = (Elf64_Nhdr){ .n_namesz = 4, .n_descsz = 4, .n_type = XEN_ELFNOTE_PHYS32_ENTRY };
-	memcpy(img + note + sizeof(nh) + 8, &nh, sizeof(nh));
-	memcpy(img + note + 2 * sizeof(nh) + 8, "Xen", 4);
-	memcpy(img + note + 2 * sizeof(nh) + 12, &entry, 4);
-	for (unsigned i = 0; i < code; i++)
-		img[code_off + i] = (uint8_t)(i * 13 + 1);
-	return code_off + code;
+	l.note_off = l.phoff + 2 * sizeof(Elf64_Phdr);
+	l.code_off = l.note_off + PVH_IMAGE_NOTES_BYTES;
+	l.size = l.code_off + code;
+	pvh_image_build(img, &l, LKVM_MIN_LOAD_GPA + (code > 16 ? 16 : 0));
+	return l.size;
 }
 
 /* Change a field a checker looks at, or bytes anywhere, or the length. */

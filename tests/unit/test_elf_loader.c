@@ -22,6 +22,7 @@
 #include "elf_loader.h"
 #include "lguest_kvm_abi.h"
 #include "pvh_start_info.h"
+#include "../pvh_image.h"
 
 #define MEM_SIZE   (4u << 20)
 #define LOAD_GPA   0x100000u
@@ -32,63 +33,11 @@
 static struct guest_mem gm;
 
 /* Where the pieces of an image sit in the file; the layout varies per test. */
-struct layout {
-	uint64_t phoff;      /* program header table */
-	uint64_t code_off;   /* the PT_LOAD's file bytes */
-	uint64_t note_off;   /* the PT_NOTE segment */
-	size_t size;         /* file size */
-};
-
-/* A 64-bit little-endian x86-64 PVH image: one PT_LOAD (code + bss) and one
- * PT_NOTE holding a "GNU" note first (so the loader has to step over one)
- * and then Xen's PHYS32_ENTRY.  Written with memcpy only: the test itself
- * must not make misaligned accesses. */
-static void build(uint8_t *img, const struct layout *l, uint32_t entry)
-{
-	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph[2] = { 0 };
-	Elf64_Nhdr nh;
-	uint64_t at = l->note_off;
-
-	memset(img, 0, l->size);
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_EXEC;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_entry = entry;
-	eh.e_phoff = l->phoff;
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(Elf64_Phdr);
-	eh.e_phnum = 2;
-	memcpy(img, &eh, sizeof(eh));
-
-	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = l->code_off,
-			      .p_vaddr = LOAD_GPA, .p_paddr = LOAD_GPA, .p_filesz = CODE_BYTES,
-			      .p_memsz = CODE_BYTES + BSS_BYTES, .p_align = 1 };
-	ph[1] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R, .p_offset = l->note_off,
-			      .p_filesz = 2 * sizeof(Elf64_Nhdr) + 4 + 4 + 4 + 4, .p_align = 1 };
-	memcpy(img + l->phoff, ph, sizeof(ph));
-
-	for (unsigned i = 0; i < CODE_BYTES; i++)
-		img[l->code_off + i] = (uint8_t)(i * 13 + 1);
-
-	nh = (Elf64_Nhdr){ .n_namesz = 4, .n_descsz = 4, .n_type = 3 };   /* NT_GNU_BUILD_ID-like */
-	memcpy(img + at, &nh, sizeof(nh));
-	memcpy(img + at + sizeof(nh), "GNU", 4);
-	memcpy(img + at + sizeof(nh) + 4, "\x01\x02\x03\x04", 4);
-	at += sizeof(nh) + 8;
-	nh = (Elf64_Nhdr){ .n_namesz = 4, .n_descsz = 4, .n_type = XEN_ELFNOTE_PHYS32_ENTRY };
-	memcpy(img + at, &nh, sizeof(nh));
-	memcpy(img + at + sizeof(nh), "Xen", 4);
-	memcpy(img + at + sizeof(nh) + 4, &entry, 4);
-}
-
-static const struct layout aligned = { .phoff = 64, .code_off = 0x200, .note_off = 0x180, .size = 0x300 };
+#define IMAGE(...) { .load_gpa = LOAD_GPA, .code = CODE_BYTES, .bss = BSS_BYTES, \
+		     .gnu_desc = { 1, 2, 3, 4 }, __VA_ARGS__ }
+static const struct pvh_image aligned = IMAGE(.phoff = 64, .code_off = 0x200, .note_off = 0x180, .size = 0x300);
 /* Every header at an odd offset: program headers at 65, the note segment at 0x183. */
-static const struct layout odd = { .phoff = 65, .code_off = 0x201, .note_off = 0x183, .size = 0x300 };
+static const struct pvh_image odd = IMAGE(.phoff = 65, .code_off = 0x201, .note_off = 0x183, .size = 0x300);
 
 /* The image at an odd address too: buffer + 1. */
 static uint8_t storage[0x400 + 8];
@@ -100,12 +49,12 @@ static int load(size_t size, uint32_t *entry)
 	return elf_load_pvh("test.elf", img, size, &gm, entry);
 }
 
-static void patch_phdr(const struct layout *l, unsigned i, size_t field, const void *v, size_t n)
+static void patch_phdr(const struct pvh_image *l, unsigned i, size_t field, const void *v, size_t n)
 {
 	memcpy(img + l->phoff + i * sizeof(Elf64_Phdr) + field, v, n);
 }
 
-static void patch_u64(const struct layout *l, unsigned i, size_t field, uint64_t v)
+static void patch_u64(const struct pvh_image *l, unsigned i, size_t field, uint64_t v)
 {
 	patch_phdr(l, i, field, &v, sizeof(v));
 }
@@ -123,72 +72,72 @@ static bool loaded_exactly(void)
 	return dst[CODE_BYTES + BSS_BYTES] == 0xee && gm.host[LOAD_GPA - 1] == 0xee;
 }
 
-static void test_good(const struct layout *l, const char *what)
+static void test_good(const struct pvh_image *l, const char *what)
 {
 	uint32_t entry = 0;
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	CHECK(load(l->size, &entry) == 0, "%s: a good image loads", what);
 	CHECK(entry == ENTRY, "%s: PVH entry 0x%x from the Xen note, after stepping over another note", what, entry);
 	CHECK(loaded_exactly(), "%s: file bytes copied, bss zeroed, nothing else touched", what);
 }
 
-static void test_bad(const struct layout *l)
+static void test_bad(const struct pvh_image *l)
 {
 	uint32_t entry;
 	uint16_t u16;
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	CHECK(load(63, &entry) == -1, "shorter than an ELF header: refused");
 	img[EI_CLASS] = ELFCLASS32;
 	CHECK(load(l->size, &entry) == -1, "ELFCLASS32: refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	u16 = ET_DYN;
 	memcpy(img + offsetof(Elf64_Ehdr, e_type), &u16, 2);
 	CHECK(load(l->size, &entry) == -1, "ET_DYN: refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	u16 = sizeof(Elf64_Phdr) + 1;
 	memcpy(img + offsetof(Elf64_Ehdr, e_phentsize), &u16, 2);
 	CHECK(load(l->size, &entry) == -1, "e_phentsize not sizeof(Elf64_Phdr): refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	CHECK(load(l->phoff + sizeof(Elf64_Phdr) + 3, &entry) == -1, "program headers cut by the end of the file: refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	patch_u64(l, 0, offsetof(Elf64_Phdr, p_offset), l->size - 10);
 	CHECK(load(l->size, &entry) == -1, "PT_LOAD running past the end of the file: refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	patch_u64(l, 0, offsetof(Elf64_Phdr, p_offset), UINT64_MAX - 8);
 	CHECK(load(l->size, &entry) == -1, "PT_LOAD offset that wraps around: refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	patch_u64(l, 0, offsetof(Elf64_Phdr, p_paddr), LOAD_GPA - 0x1000);
 	CHECK(load(l->size, &entry) == -1 && gm.host[LOAD_GPA - 0x1000] == 0xee, "PT_LOAD below 1 MiB: refused, nothing written");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	patch_u64(l, 0, offsetof(Elf64_Phdr, p_memsz), MEM_SIZE);
 	CHECK(load(l->size, &entry) == -1, "PT_LOAD past the end of guest RAM: refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	patch_u64(l, 0, offsetof(Elf64_Phdr, p_filesz), CODE_BYTES + BSS_BYTES + 1);
 	CHECK(load(l->size, &entry) == -1, "p_filesz > p_memsz: refused");
 
-	build(img, l, LOAD_GPA + CODE_BYTES + BSS_BYTES + 4);
+	pvh_image_build(img, l, LOAD_GPA + CODE_BYTES + BSS_BYTES + 4);
 	CHECK(load(l->size, &entry) == -1 && gm.host[LOAD_GPA] == 0xee,
 	      "PVH entry outside the executable segment: refused before anything is copied");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	memcpy(img + l->note_off + sizeof(Elf64_Nhdr) + 8 + sizeof(Elf64_Nhdr), "Xem", 4);
 	CHECK(load(l->size, &entry) == -1, "no Xen note (name misspelt): refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	memcpy(img + l->note_off, &(uint32_t){ 0xfffffff0u }, 4);   /* n_namesz of the first note */
 	CHECK(load(l->size, &entry) == -1, "a note whose name runs past its segment: refused");
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	patch_u64(l, 1, offsetof(Elf64_Phdr, p_filesz), sizeof(Elf64_Nhdr) + 8 + sizeof(Elf64_Nhdr) + 4);
 	CHECK(load(l->size, &entry) == -1, "the Xen note cut by the end of its segment: refused");
 }
@@ -196,19 +145,19 @@ static void test_bad(const struct layout *l)
 /* What a fuzzer would do, deterministically: every truncation, then random
  * byte flips in the headers.  Any outcome is fine except a crash or a
  * sanitizer report; a "loaded" image must still have a sane entry. */
-static void test_mutations(const struct layout *l)
+static void test_mutations(const struct pvh_image *l)
 {
 	uint32_t seed = 12345, entry, loaded = 0, refused = 0;
 	bool sane = true;
 
-	build(img, l, ENTRY);
+	pvh_image_build(img, l, ENTRY);
 	for (size_t n = 0; n <= l->size; n++)
 		load(n, &entry) == 0 ? loaded++ : refused++;
 	CHECK(loaded >= 1 && refused >= 64, "every truncation: %u loaded, %u refused, no crash", loaded, refused);
 
 	loaded = refused = 0;
 	for (unsigned round = 0; round < 4000; round++) {
-		build(img, l, ENTRY);
+		pvh_image_build(img, l, ENTRY);
 		for (unsigned k = 0; k < 1 + round % 4; k++) {
 			seed = seed * 1103515245u + 12345u;
 			/* mostly the ELF and program headers, sometimes the notes */

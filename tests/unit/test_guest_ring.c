@@ -502,6 +502,16 @@ struct rec {
 	uint16_t head;
 };
 
+/* The host completes the `added` popped chains in order, reversed or
+ * rotated (picked at random); order[i] is the rec completed i-th. */
+static void push_used_shuffled(const struct rec *recs, unsigned added, unsigned *order)
+{
+	for (unsigned i = 0, mode = rnd() % 3, rot = added ? rnd() % added : 0; i < added; i++)
+		order[i] = mode == 0 ? i : mode == 1 ? added - 1 - i : (i + rot) % added;
+	for (unsigned i = 0; i < added; i++)
+		vq_push_used(&vq, recs[order[i]].head, recs[order[i]].used_len);
+}
+
 static void test_full_and_wrap(void)
 {
 	static struct rec recs[8];
@@ -588,11 +598,7 @@ static void test_full_and_wrap(void)
 		}
 		if (vq_pop_avail(&vq, &chain) != 0)
 			bad_chain++;
-		/* completion order: in order, reversed, or rotated */
-		for (unsigned i = 0, mode = rnd() % 3, rot = added ? rnd() % added : 0; i < added; i++)
-			order[i] = mode == 0 ? i : mode == 1 ? added - 1 - i : (i + rot) % added;
-		for (unsigned i = 0; i < added; i++)
-			vq_push_used(&vq, recs[order[i]].head, recs[order[i]].used_len);
+		push_used_shuffled(recs, added, order);
 		for (unsigned i = 0; i < added; i++) {
 			struct rec *r = &recs[order[i]];
 			uint32_t len = 0;
@@ -962,10 +968,7 @@ static void test_scribbled_next(void)
 			bad_chain++;
 		/* scribble, complete in a random order, scribble again */
 		scribble_all_next(round);
-		for (unsigned i = 0, mode = rnd() % 3, rot = added ? rnd() % added : 0; i < added; i++)
-			order[i] = mode == 0 ? i : mode == 1 ? added - 1 - i : (i + rot) % added;
-		for (unsigned i = 0; i < added; i++)
-			vq_push_used(&vq, recs[order[i]].head, recs[order[i]].used_len);
+		push_used_shuffled(recs, added, order);
 		scribble_all_next(round + 3);
 		for (unsigned i = 0; i < added; i++) {
 			struct rec *r = &recs[order[i]];

@@ -6,7 +6,7 @@
  * The guest is played by hand as in test_net_tx.c: buffers in a fake guest
  * RAM, published on the receive ring.  The backend is a datagram socket
  * pair standing in for the tap (one message = one frame, readv semantics
- * like a tap's), so net_rx_from_tap runs its real read path, including the
+ * like a tap's), so net_rx_from_backend runs its real read path, including the
  * "nothing to read" case that must hand the popped buffer back.
  *
  * The same socket pair stands in for the tap on the transmit side: the test
@@ -225,12 +225,12 @@ static void test_from_tap(void)
 	post(0, 2048, true);
 	post(1, 2048, true);
 	CHECK(write(backend[1], msg, sizeof(msg)) == (ssize_t)sizeof(msg), "one frame queued on the \"tap\"");
-	CHECK(net_rx_from_tap(net, 64) == 1, "read one frame, then the tap was empty");
+	CHECK(net_rx_from_backend(net, 64) == 1, "read one frame, then the tap was empty");
 	memcpy(&h, buf_of(0), HDR);
 	CHECK(vr.used->idx == 1 && vr.used->ring[0].len == sizeof(msg) && h.num_buffers == 1 &&
 	      !memcmp(buf_of(0) + HDR, msg + HDR, 80), "straight into the guest's buffer, num_buffers set to 1");
 	CHECK(rx->last_avail == 1, "the buffer popped for the empty read was handed back");
-	CHECK(write(backend[1], msg, sizeof(msg)) == (ssize_t)sizeof(msg) && net_rx_from_tap(net, 64) == 1 &&
+	CHECK(write(backend[1], msg, sizeof(msg)) == (ssize_t)sizeof(msg) && net_rx_from_backend(net, 64) == 1 &&
 	      vr.used->ring[1].id == 1, "so the next frame takes it");
 	CHECK(net->rx.read_errors == 0, "EAGAIN is not an error");
 }
@@ -245,7 +245,7 @@ static void test_hostile(void)
 	publish(0);
 	CHECK(net_rx_deliver(net, frame, 60) == -1, "a buffer running past guest RAM: refused");
 	CHECK(net->mmio.needs_reset && rx->broken, "the device needs a reset (%s)", rx->error);
-	CHECK(net_rx_deliver(net, frame, 60) == -1 && net_rx_from_tap(net, 64) == 0,
+	CHECK(net_rx_deliver(net, frame, 60) == -1 && net_rx_from_backend(net, 64) == 0,
 	      "a broken device receives nothing more");
 
 	setup();
@@ -296,7 +296,7 @@ static void test_tap_split_header(void)
 		uint16_t d = (uint16_t)(2 * i);
 
 		post_split(d, firsts[i], 2048);
-		CHECK(write(backend[1], msg, sizeof(msg)) == (ssize_t)sizeof(msg) && net_rx_from_tap(net, 1) == 1,
+		CHECK(write(backend[1], msg, sizeof(msg)) == (ssize_t)sizeof(msg) && net_rx_from_backend(net, 1) == 1,
 		      "tap: a frame into a chain with %u header byte(s) in its first buffer", firsts[i]);
 		CHECK(num_buffers_in(d, firsts[i]) == 1, "num_buffers reads 1 (got 0x%x) with the header split after byte %u",
 		      num_buffers_in(d, firsts[i]), firsts[i]);
@@ -321,7 +321,7 @@ static void test_oversize(void)
 	post(1, 2048, true);
 	CHECK(write(backend[1], big, sizeof(big)) == (ssize_t)sizeof(big) &&
 	      write(backend[1], small, sizeof(small)) == (ssize_t)sizeof(small), "tap: a 300-byte frame, then a 60-byte one");
-	CHECK(net_rx_from_tap(net, 64) == 1, "only one frame delivered");
+	CHECK(net_rx_from_backend(net, 64) == 1, "only one frame delivered");
 	CHECK(vr.used->idx == 2 && vr.used->ring[0].id == 0 && vr.used->ring[0].len == 0,
 	      "the 112-byte buffer goes back empty, not with a cut frame (used len %u)", vr.used->ring[0].len);
 	CHECK(net->rx.dropped_too_big == 1 && net->rx.frames == 1 && net->rx.bytes == 60,
