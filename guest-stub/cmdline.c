@@ -1,9 +1,11 @@
 /*
  * cmdline.c -- split the command line into words and pick out ours.
  * Unknown words are ignored, as a kernel ignores parameters it does not know.
+ * Then find_device: which of the windows the line named holds a device.
  */
 #include "cmdline.h"
 
+#include "io.h"
 #include "lib.h"
 #include "lkvm_frame.h"
 
@@ -191,5 +193,14 @@ int cmdline_parse(const char *line, struct params *p)
 			p->segments = (uint32_t)n;
 		}
 	}
+	return 0;
+}
+
+/* A window is a device if its magic and ID registers say so. */
+const struct mmio_window *find_device(const struct params *p, uint32_t device_id)
+{
+	for (unsigned i = 0; i < p->ndev; i++)
+		if (mmio_read32(p->dev[i].base) == 0x74726976 && mmio_read32(p->dev[i].base + 8) == device_id)
+			return &p->dev[i];
 	return 0;
 }

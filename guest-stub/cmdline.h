@@ -47,4 +47,7 @@ int cmdline_parse(const char *line, struct params *p);
 int word_eq(const char *s, uint32_t len, const char *w);
 int streq(const char *a, const char *b);
 
+/* The window of the first device with this virtio device ID, or 0. */
+const struct mmio_window *find_device(const struct params *p, uint32_t device_id);
+
 #endif

@@ -21,6 +21,12 @@ static inline uint32_t mmio_read32(uint64_t addr) { return *(volatile uint32_t *
 static inline void mmio_write32(uint64_t addr, uint32_t v) { *(volatile uint32_t *)addr = v; }
 static inline uint8_t mmio_read8(uint64_t addr) { return *(volatile uint8_t *)addr; }
 
+/* The address a device is given for a guest pointer.  The stub's page
+ * tables map virtual = physical, so here it is the pointer itself; the
+ * thread model, which runs this code on a host thread, supplies its own
+ * (launcher/hosted_guest.h). */
+static inline uint64_t virt_to_phys(const void *p) { return (uint64_t)p; }
+
 /* x86 is TSO: stores are not reordered with stores, loads not with loads, so
  * the only barrier virtio needs from the CPU is store->load (mfence). */
 static inline void barrier(void) { __asm__ volatile("" ::: "memory"); }

@@ -31,14 +31,6 @@
 struct lkvm_guest_report guest_report;
 extern char _end[];
 
-const struct mmio_window *find_device(const struct params *p, uint32_t device_id)
-{
-	for (unsigned i = 0; i < p->ndev; i++)
-		if (mmio_read32(p->dev[i].base) == 0x74726976 && mmio_read32(p->dev[i].base + 8) == device_id)
-			return &p->dev[i];
-	return 0;
-}
-
 /* Edge-triggered, active high, fixed delivery to APIC 0, vector 0x20+irq
  * for the first IOAPIC's pins.  A GSI on the second IOAPIC gets vector
  * 0x20+pin: the interrupt stubs do not tell vectors apart, and 0x20..0x37

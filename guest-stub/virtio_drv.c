@@ -25,6 +25,12 @@
 
 static uint32_t rd(const struct virtio_dev *d, uint32_t off) { return mmio_read32(d->base + off); }
 static void wr(const struct virtio_dev *d, uint32_t off, uint32_t v) { mmio_write32(d->base + off, v); }
+/* A 64-bit address register pair: LOW at off, HIGH at off + 4. */
+static void wr64(const struct virtio_dev *d, uint32_t off, uint64_t v)
+{
+	wr(d, off, (uint32_t)v);
+	wr(d, off + 4, (uint32_t)(v >> 32));
+}
 
 int virtio_drv_probe(struct virtio_dev *dev, uint64_t base, unsigned irq, uint32_t want_id, uint64_t wanted)
 {
@@ -107,12 +113,9 @@ int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t nu
 	notify_policy_init(&q->policy, q->event_idx ? NOTIFY_EVENT_IDX : NOTIFY_ALWAYS, num, 0);
 
 	wr(dev, VIRTIO_MMIO_QUEUE_NUM, num);
-	wr(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)(uint64_t)q->vr.desc);
-	wr(dev, VIRTIO_MMIO_QUEUE_DESC_HIGH, (uint32_t)((uint64_t)q->vr.desc >> 32));
-	wr(dev, VIRTIO_MMIO_QUEUE_AVAIL_LOW, (uint32_t)(uint64_t)q->vr.avail);
-	wr(dev, VIRTIO_MMIO_QUEUE_AVAIL_HIGH, (uint32_t)((uint64_t)q->vr.avail >> 32));
-	wr(dev, VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)(uint64_t)q->vr.used);
-	wr(dev, VIRTIO_MMIO_QUEUE_USED_HIGH, (uint32_t)((uint64_t)q->vr.used >> 32));
+	wr64(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, virt_to_phys(q->vr.desc));
+	wr64(dev, VIRTIO_MMIO_QUEUE_AVAIL_LOW, virt_to_phys(q->vr.avail));
+	wr64(dev, VIRTIO_MMIO_QUEUE_USED_LOW, virt_to_phys(q->vr.used));
 	wr(dev, VIRTIO_MMIO_QUEUE_READY, 1);
 	return rd(dev, VIRTIO_MMIO_QUEUE_READY) ? 0 : -1;
 }
@@ -171,12 +174,12 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 		struct vring_desc *t = itable_alloc(n);
 
 		for (unsigned k = 0; k < n; k++) {
-			t[k].addr = (uint64_t)seg[k].addr;
+			t[k].addr = virt_to_phys(seg[k].addr);
 			t[k].len = seg[k].len;
 			t[k].flags = (seg[k].device_writes ? VRING_DESC_F_WRITE : 0) | (k + 1 < n ? VRING_DESC_F_NEXT : 0);
 			t[k].next = k + 1;
 		}
-		q->vr.desc[head].addr = (uint64_t)t;
+		q->vr.desc[head].addr = virt_to_phys(t);
 		q->vr.desc[head].len = n * sizeof(*t);
 		q->vr.desc[head].flags = VRING_DESC_F_INDIRECT;
 		q->vr.desc[head].next = 0;
@@ -191,7 +194,7 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 		for (unsigned k = 0; k < n; k++) {
 			uint16_t next = q->extra[i].next;
 
-			q->vr.desc[i].addr = (uint64_t)seg[k].addr;
+			q->vr.desc[i].addr = virt_to_phys(seg[k].addr);
 			q->vr.desc[i].len = seg[k].len;
 			q->vr.desc[i].flags = (seg[k].device_writes ? VRING_DESC_F_WRITE : 0) |
 					      (k + 1 < n ? VRING_DESC_F_NEXT : 0);

@@ -15,7 +15,4 @@ int workload_tcp(const struct params *p);      /* send --bytes over TCP to lkvm.
 int workload_echo(void);                       /* console input back out */
 int workload_fault(const struct params *p);    /* deliberate faults and hostile rings */
 
-/* The window of the first device with this virtio device ID, or 0. */
-const struct mmio_window *find_device(const struct params *p, uint32_t device_id);
-
 #endif
