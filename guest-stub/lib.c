@@ -52,44 +52,6 @@ int strncmp(const char *a, const char *b, size_t n)
 	return 0;
 }
 
-int parse_u64(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0, base = 10;
-	size_t i = 0;
-
-	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		i = 2;
-	}
-	if (i == len)
-		return 0;
-	for (; i < len; i++) {
-		char c = s[i];
-		uint64_t d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (base == 16 && c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (base == 16 && c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		v = v * base + d;
-	}
-	if (i + 1 == len) {
-		switch (s[i]) {
-		case 'K': case 'k': v <<= 10; i++; break;
-		case 'M': case 'm': v <<= 20; i++; break;
-		case 'G': case 'g': v <<= 30; i++; break;
-		}
-	}
-	if (i != len)
-		return 0;
-	*out = v;
-	return 1;
-}
-
 struct outbuf {
 	char *p;
 	size_t size, len;

@@ -15,9 +15,6 @@ int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
 int strncmp(const char *a, const char *b, size_t n);
 
-/* Parses decimal or 0x hex, with an optional K/M/G suffix; 0 on error. */
-int parse_u64(const char *s, size_t len, uint64_t *out);
-
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* printf to the virtio console (or nowhere before it exists). */

@@ -117,7 +117,11 @@ void run_usage(FILE *f)
 "                       every capability is dropped either way\n"
 "  --stay-root          debugging: a root run keeps uid 0 (capabilities are still dropped)\n"
 "  --no-seccomp         debugging: no system call allow-list around the run loop\n"
-"  --model M            threaded (ioeventfd + device thread, default) | lguest (exits)\n"
+"  --model M            threaded (ioeventfd + device thread, default) | lguest (exits) |\n"
+"                       thread (no VM: the stub's driver and raw workload on a host\n"
+"                       thread against the threaded model's devices; needs no /dev/kvm)\n"
+"  --exit-cost-ns N     thread model: spin N ns wherever a VM guest would exit (each MMIO\n"
+"                       access -- a notify is one -- and each halt); default 0\n"
 "  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
 "                       starting at 500 us (default adaptive)\n"
 "  --host-timer T       rearm (stay suppressed while busy, default) | oneshot (2.6.27)\n"
@@ -161,6 +165,22 @@ static bool parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *prefix)
 /* The tcp workload's network, where the options left it open: user-mode
  * networking unless root (who gets the 2008 setup, a tap), and the
  * addresses that go with the backend. */
+/* --model thread runs the stub's raw workload, and only its own: no image,
+ * no fault modes (they need a VM to break), no --exit-cost-ns elsewhere. */
+static int check_thread_model(const struct run_options *o, bool exit_cost_given)
+{
+	if (!o->no_vm)
+		return exit_cost_given ? usage_error("run", "--exit-cost-ns: only with --model thread (a VM's exits "
+						     "cost what they cost)%s", "") : 0;
+	if (strcmp(o->workload, "raw"))
+		return usage_error("run", "--model thread: runs --workload raw only, not '%s'", o->workload);
+	if (o->guest)
+		return usage_error("run", "--model thread: runs the built-in stub's code, not the image '%s'", o->guest);
+	if (strcmp(o->fault, "none") || o->seccomp_probe)
+		return usage_error("run", "--model thread: no --fault modes (they need a VM)%s", "");
+	return 0;
+}
+
 static void apply_tcp_defaults(struct run_options *o, bool net_given)
 {
 	bool user;
@@ -212,7 +232,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
 	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
-	       O_STAY_ROOT, O_NO_SECCOMP };
+	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -232,6 +252,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "max-seconds", required_argument, 0, O_MAX_SECONDS },
 		{ "boot-status", required_argument, 0, O_BOOT_STATUS },
 		{ "pace-ns", required_argument, 0, O_PACE },
+		{ "exit-cost-ns", required_argument, 0, O_EXIT_COST },
 		{ "net", required_argument, 0, O_NET },
 		{ "user", required_argument, 0, O_USER },
 		{ "peer", required_argument, 0, O_PEER },
@@ -245,7 +266,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	struct notify_policy pol;
-	bool net_given = false;
+	bool net_given = false, exit_cost_given = false;
 	int c;
 
 	optind = 1;
@@ -301,8 +322,16 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 				o->net.model = NET_MODEL_THREADED;
 			else if (!strcmp(optarg, "lguest"))
 				o->net.model = NET_MODEL_LGUEST;
+			else if (!strcmp(optarg, "thread"))
+				o->net.model = NET_MODEL_THREADED;
 			else
-				return usage_error("run", "--model '%s': expected threaded or lguest", optarg);
+				return usage_error("run", "--model '%s': expected threaded, lguest or thread", optarg);
+			o->no_vm = !strcmp(optarg, "thread");
+			break;
+		case O_EXIT_COST:
+			if (!parse_u32(optarg, 0, 10000000, &o->exit_cost_ns))
+				return usage_error("run", "--exit-cost-ns '%s': give 0..10000000", optarg);
+			exit_cost_given = true;
 			break;
 		case O_TIMEOUT:
 			if (!strcmp(optarg, "adaptive")) {
@@ -411,5 +440,5 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		return usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc - 1)
 		o->guest = argv[optind];
-	return 0;
+	return check_thread_model(o, exit_cost_given);
 }

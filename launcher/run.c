@@ -13,6 +13,9 @@
  *      files and lock the process into a seccomp allow-list.
  *   4. Run the vCPU until the guest leaves, crashes, breaks a ring, or a
  *      signal or --max-seconds stops it (run_vcpu.c).
+ *
+ * --model thread (run_thread.c) takes steps 1 and 4 without a VM: guest
+ * RAM and the stub's own driver on this thread; the rest is the same.
  *   5. Whatever the way out, print the stats block (run_stats.c) and the
  *      JSON copy, then choose the exit status (run_exit.c).
  *
@@ -70,6 +73,7 @@ static struct sandbox_config sandbox_config(const struct run_state *rs)
 		.seccomp_probe = rs->o->seccomp_probe,
 		.model = rs->o->net.model,
 		.backend = rs->o->net.backend,
+		.no_vm = rs->o->no_vm,
 		.vm_fd = rs->vm.vm_fd,
 		.vcpu_fd = rs->vm.vcpu_fd,
 	};
@@ -86,17 +90,20 @@ static int setup_run(struct run_state *rs, FILE **json, pthread_t *sig_thread)
 
 	if (o->stats_json && !(*json = fopen(o->stats_json, "w")))
 		return diag_fail("--stats-json %s: %s -- give a writable path", o->stats_json, strerror(errno));
-	if (build_guest(rs) < 0 || set_vcpu_signal_mask(rs) < 0)
+	if (o->no_vm ? build_thread_guest(rs) < 0 : build_guest(rs) < 0 || set_vcpu_signal_mask(rs) < 0)
 		return -1;
 	/* /dev/kvm itself only creates the VM and the vCPU. */
-	close(rs->vm.kvm_fd);
+	if (rs->vm.kvm_fd >= 0)
+		close(rs->vm.kvm_fd);
 	rs->vm.kvm_fd = -1;
 	sb = sandbox_config(rs);
 	if (sandbox_drop_privileges(&sb, &rs->sandbox) < 0)
 		return -1;
-	/* The devices' eventfds are routed before any thread could see a kick. */
-	if (net_open_fds(&rs->net) < 0 || wiring_register(&rs->wiring, &rs->con.mmio) < 0 ||
-	    wiring_register(&rs->wiring, &rs->net.mmio) < 0)
+	/* The devices' eventfds are routed before any thread could see a kick
+	 * (without a VM, run_thread.c writes and reads them itself). */
+	if (net_open_fds(&rs->net) < 0 ||
+	    (!o->no_vm && (wiring_register(&rs->wiring, &rs->con.mmio) < 0 ||
+			   wiring_register(&rs->wiring, &rs->net.mmio) < 0)))
 		return -1;
 	if (net_start(&rs->net) < 0 || console_start_input(&rs->con, STDIN_FILENO) < 0)
 		return -1;
@@ -153,7 +160,10 @@ int lkvm_run(const struct run_options *o)
 	}
 	if (o->max_seconds)
 		alarm(o->max_seconds);
-	run_vcpu(&rs);
+	if (o->no_vm)
+		run_thread_guest(&rs);
+	else
+		run_vcpu(&rs);
 	alarm(0);
 	pthread_cancel(sig_thread);
 	pthread_join(sig_thread, NULL);

@@ -47,7 +47,7 @@ static const char *default_guest(char *buf, size_t size)
 	return buf;
 }
 
-static int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size_t size)
+int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size_t size)
 {
 	int n = snprintf(buf, size,
 		"console=hvc0 virtio_mmio.device=4K@0x%x:%u virtio_mmio.device=4K@0x%x:%u "

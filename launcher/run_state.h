@@ -10,6 +10,8 @@
  *   run_vcpu.c    4. the vCPU loop: KVM_RUN, its exits, the kick signal
  *   run_stats.c   5. the stats block, in its fixed order
  *   run_exit.c    5. the exit status, and the line that says why
+ *   run_thread.c  1. and 4. for --model thread: no VM, guest RAM only, and
+ *                 the stub's driver and raw workload on this thread
  *
  * (Steps 2 and 3, wiring the devices and dropping privileges, are
  * wiring.c's and sandbox.c's; run.c calls them.)
@@ -23,6 +25,8 @@
 #define RUN_STATE_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "console.h"
@@ -55,11 +59,21 @@ struct run_state {
 	struct sandbox_state sandbox;
 	pthread_t vcpu_thread;      /* the thread that runs KVM_RUN (the kick's target) */
 	int stop_signal;            /* written by the signal thread, read by the vCPU */
+	/* --model thread: the stub's command line, and the places it would
+	 * have left a VM (MMIO accesses, halts), each charged --exit-cost-ns */
+	char thread_cmdline[1024];
+	uint64_t thread_exits;
 };
 
 /* 1. run_guest.c: VM, image, vCPU, the backend's host side, start info.
  * -1 with diag set. */
 int build_guest(struct run_state *rs);
+/* The stub's command line for a run: its devices and parameters.  -1 with
+ * diag set if it does not fit. */
+int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size_t size);
+/* 1. run_thread.c, --model thread: guest RAM, the backend, the command
+ * line; no VM.  -1 with diag set. */
+int build_thread_guest(struct run_state *rs);
 
 /* 4. run_vcpu.c.  Let the kick signal through only inside KVM_RUN; -1 with
  * diag set. */
@@ -67,6 +81,12 @@ int set_vcpu_signal_mask(struct run_state *rs);
 /* Run the vCPU until rs->end is set: the guest left or crashed, KVM_RUN
  * failed, or rs->stop_signal asked. */
 void run_vcpu(struct run_state *rs);
+/* An access to guest-physical `addr` by the guest, to the device whose
+ * window holds it (or nothing: reads 0, counted). */
+void run_mmio_dispatch(struct run_state *rs, uint64_t addr, uint8_t *data, uint32_t len, bool is_write);
+/* 4. run_thread.c, --model thread: run the stub's workload on this thread
+ * until it returns or rs->stop_signal asks. */
+void run_thread_guest(struct run_state *rs);
 
 /* 5. run_stats.c: every key of the block, in docs/stats.md's order. */
 void collect_stats(const struct run_state *rs, struct stats *st);

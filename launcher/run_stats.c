@@ -66,7 +66,7 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 	stats_f64(st, "run_seconds", rs->t_end - rs->t_start);
 	stats_f64(st, "boot_to_banner_seconds", rs->con.t_first_output ? rs->con.t_first_output - rs->t_start : 0);
 	stats_str(st, "host_hypervisor", host_hypervisor());
-	stats_str(st, "net_model", o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded");
+	stats_str(st, "net_model", o->no_vm ? "thread" : o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded");
 	stats_str(st, "guest_policy", o->policy);
 	stats_u64(st, "ring_size", o->ring);
 	stats_u64(st, "frame_bytes", o->frame);
@@ -89,6 +89,10 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 		stats_u64(st, names[r], rs->exits[r]);
 	}
 	stats_u64(st, "vm_exits_interrupted", rs->exits_interrupted);
+	if (o->no_vm) {
+		stats_u64(st, "thread_exit_cost_ns", o->exit_cost_ns);
+		stats_u64(st, "thread_exits", rs->thread_exits);
+	}
 	stats_u64(st, "io_unknown_port", rs->io_unknown);
 	stats_u64(st, "mmio_unknown_address", rs->mmio_unknown);
 	stats_u64(st, "device_errors", rs->con.mmio.errors + rs->net.mmio.errors);

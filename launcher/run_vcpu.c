@@ -109,22 +109,27 @@ static void handle_io(struct run_state *rs)
 	}
 }
 
-static void handle_mmio(struct run_state *rs)
+void run_mmio_dispatch(struct run_state *rs, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)
 {
-	struct kvm_run *run = rs->vm.run;
-	uint64_t addr = run->mmio.phys_addr;
-	uint32_t len = run->mmio.len > 8 ? 8 : run->mmio.len;
 	struct virtio_mmio_dev *devs[] = { &rs->con.mmio, &rs->net.mmio };
 
 	for (unsigned i = 0; i < 2; i++)
 		if (addr >= devs[i]->base && addr + len <= devs[i]->base + LKVM_MMIO_SIZE) {
-			virtio_mmio_access(devs[i], addr - devs[i]->base, run->mmio.data, len, run->mmio.is_write);
+			virtio_mmio_access(devs[i], addr - devs[i]->base, data, len, is_write);
 			return;
 		}
 	/* Nothing lives here: reads return zeros, writes vanish. */
-	if (!run->mmio.is_write)
-		memset(run->mmio.data, 0, sizeof(run->mmio.data));
+	if (!is_write)
+		memset(data, 0, len);
 	rs->mmio_unknown++;
+}
+
+static void handle_mmio(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+
+	run_mmio_dispatch(rs, run->mmio.phys_addr, run->mmio.data, run->mmio.len > 8 ? 8 : run->mmio.len,
+			  run->mmio.is_write);
 }
 
 int set_vcpu_signal_mask(struct run_state *rs)

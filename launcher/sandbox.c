@@ -266,7 +266,10 @@ static void add_common_rules(struct filter *f, const struct sandbox_config *cfg)
 	 * newfstatat(fd, "", AT_EMPTY_PATH). */
 	allow_if(f, SCMP_SYS(newfstatat), 1, &empty_path);
 
-	/* KVM: only the run loop's calls, only on the VM and vCPU we made. */
+	/* KVM: only the run loop's calls, only on the VM and vCPU we made;
+	 * none at all without a VM (--model thread). */
+	if (cfg->no_vm)
+		return;
 	allow_ioctl(f, cfg->vcpu_fd, KVM_RUN);
 	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_REGS);          /* crash reports */
 	allow_ioctl(f, cfg->vm_fd, KVM_IRQ_LINE);             /* console; net in the lguest model */

@@ -32,6 +32,7 @@ struct sandbox_config {
 	bool seccomp_probe;         /* --fault seccomp-probe: try a forbidden call once locked */
 	enum net_model model;
 	enum net_backend backend;
+	bool no_vm;                 /* --model thread: no KVM call is allowed */
 	int vm_fd, vcpu_fd;         /* the only KVM fds the run loop may ioctl */
 };
 

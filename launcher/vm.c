@@ -200,6 +200,8 @@ int vm_pulse_irq(struct vm *vm, unsigned gsi)
 {
 	struct kvm_irq_level level = { .irq = gsi, .level = 1 };
 
+	if (vm->vm_fd < 0)   /* --model thread: no VM, no line */
+		return -1;
 	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &level) < 0)
 		return -1;
 	level.level = 0;
@@ -211,7 +213,8 @@ void vm_kick_vcpu(struct vm *vm, pthread_t vcpu_thread)
 	struct kvm_msi msi = { .address_lo = 0xfee00000, .data = LKVM_KICK_VECTOR };
 
 	pthread_kill(vcpu_thread, SIGUSR1);
-	ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi);
+	if (vm->vm_fd >= 0)   /* --model thread has no VM */
+		ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi);
 }
 
 void vm_destroy(struct vm *vm)

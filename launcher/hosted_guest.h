@@ -1,0 +1,68 @@
+/*
+ * hosted_guest.h -- the guest stub's hardware, as the thread model
+ * (`--model thread`, run_thread.c) gives it to the stub's own source files
+ * running on a host thread.
+ *
+ * The thread model compiles guest-stub/cmdline.c, virtio_drv.c, net_drv.c
+ * and workload_raw.c unmodified, with this header forced in first
+ * (-include, meson.build).  It defines the include guards of the stub's
+ * io.h and lib.h, so their `#include`s add nothing, and declares in their
+ * place what those files use:
+ *
+ *   lib.h   the host's libc for strings and formatting; printf to the
+ *           run's stdout (nothing with --quiet), as the console would;
+ *           alloc_pages from guest RAM; guest_exit back to run_thread.c
+ *   io.h    MMIO to the devices' register files, the way run_vcpu.c's
+ *           MMIO exits reach them, except that a QueueNotify of a queue
+ *           with a notify eventfd writes that eventfd, as KVM's ioeventfd
+ *           does; virt_to_phys as "offset into guest RAM"; the halt
+ *           service as a sleep on the device's interrupt eventfd
+ *
+ * Every MMIO access and every halt is where a guest in a VM would exit, so
+ * each one costs --exit-cost-ns of spinning first (ringtest's
+ * VMEXIT_CYCLES).  cpu_relax, which every guest spin loop calls, is also
+ * where a stop (a signal, --max-seconds) ends the guest.
+ */
+#ifndef HOSTED_GUEST_H
+#define HOSTED_GUEST_H
+
+#define GUEST_IO_H 1    /* guest-stub/io.h is replaced by this header */
+#define GUEST_LIB_H 1   /* so is guest-stub/lib.h */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lguest_kvm_abi.h"
+
+/* ---- lib.h ---- */
+void *alloc_pages(size_t bytes);            /* 4 KiB aligned, zeroed, in guest RAM */
+__attribute__((noreturn)) void guest_exit(int status);
+int hosted_guest_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define printf hosted_guest_printf
+
+/* ---- io.h ---- */
+uint32_t mmio_read32(uint64_t addr);
+void mmio_write32(uint64_t addr, uint32_t v);
+uint8_t mmio_read8(uint64_t addr);
+uint64_t virt_to_phys(const void *p);
+
+/* The same fences as the stub's io.h: x86 needs only store->load. */
+static inline void barrier(void) { __asm__ volatile("" ::: "memory"); }
+static inline void mb(void) { __asm__ volatile("mfence" ::: "memory"); }
+void cpu_relax(void);
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* Interrupts taken: here, reads of the interrupt eventfd that found it
+ * signalled (run_thread.c).  No APIC timer and no sti/hlt window. */
+extern volatile uint64_t irq_seq, timer_seq, irqs_at_hlt;
+void halt_until_irq(uint64_t seen);
+
+#endif
