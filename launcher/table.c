@@ -73,14 +73,19 @@ static void table_usage(FILE *f)
 "the median with the spread, (max-min)/median, beside the 2008 figures.\n"
 "\n"
 "  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
-"                       always / threshold x ring 128, 256; --segments 3)\n"
+"                       always / threshold x ring 128, 256; --segments 3) | cost (thread\n"
+"                       model: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
+"                       0,24 us per frame)\n"
 "  --rows LIST          comma-separated rows instead of the default sweep, e.g.\n"
-"                       10,64,dynamic,always,event-idx (notify) or never,threshold (indirect)\n"
+"                       10,64,dynamic,always,event-idx (notify; cost: default\n"
+"                       40,dynamic,always,event-idx) or never,threshold (indirect)\n"
 "  --repeat N           runs per row (default 3)\n"
-"  --model M            threaded | lguest | both (default both)\n"
+"  --model M            threaded | lguest | both (default both) | thread (no VM, no\n"
+"                       /dev/kvm needed: see 'lguest-kvm run --help')\n"
 "  --csv FILE           write the table as CSV\n"
 "  --json FILE          write every sample and the medians as JSON\n"
-"  --plot FILE          draw seconds and notifies against threshold (.svg or .png, gnuplot)\n"
+"  --plot FILE          draw seconds and notifies against threshold (cost: against the\n"
+"                       exit cost) (.svg or .png, gnuplot)\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
 "  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
@@ -93,53 +98,62 @@ static void table_usage(FILE *f)
 "Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n");
 }
 
-static void add_row(struct table *t, const char *label, const char *a0, const char *a1,
-		    const char *a2, const char *a3)
+/* A row for every model, with the child options in `args` (at most
+ * MAX_ROW_ARGS, NULL-terminated; each one argv word). */
+static int add_row(struct table *t, const char *label, const char *policy, const char *const *args)
 {
+	if (t->nrows == MAX_ROWS)
+		return usage_error("table", "too many rows (limit 64)%s", "");
 	for (unsigned m = 0; m < 2; m++) {
 		struct row *r = &t->rows[m][t->nrows];
 
 		memset(r, 0, sizeof(*r));
 		r->label = label;
-		snprintf(r->args[0], sizeof(r->args[0]), "%s", a0);
-		snprintf(r->args[1], sizeof(r->args[1]), "%s", a1);
-		r->nargs = 2;
-		if (a2) {
-			snprintf(r->args[2], sizeof(r->args[2]), "%s=%s", a2, a3);
-			r->nargs = 3;
-		}
+		r->policy = policy;
+		for (; args[r->nargs] && r->nargs < MAX_ROW_ARGS; r->nargs++)
+			snprintf(r->args[r->nargs], sizeof(r->args[0]), "%s", args[r->nargs]);
 	}
 	t->nrows++;
+	return 0;
 }
 
-/* Rows of the notify experiment: a number is a static threshold. */
-static int add_notify_row(struct table *t, const char *word)
+/* The label and --policy value of a notify or cost row's word: a number
+ * is a static threshold.  0, or a usage error. */
+static int policy_of_word(const char *word, char *label, size_t lsize, char *policy, size_t psize)
 {
-	static char labels[MAX_ROWS][16], policies[MAX_ROWS][24];
-	unsigned i = t->nrows;
 	char *end;
 	long n = strtol(word, &end, 10);
 
-	if (i == MAX_ROWS)
-		return usage_error("table", "too many rows (limit 32)%s", "");
 	if (*word && !*end && n >= 0 && n <= 1024) {
-		snprintf(labels[i], sizeof(labels[i]), "%ld", n);
-		snprintf(policies[i], sizeof(policies[i]), "static:%ld", n);
+		snprintf(label, lsize, "%ld", n);
+		snprintf(policy, psize, "static:%ld", n);
 	} else if (!strcmp(word, "dynamic") || !strcmp(word, "always") || !strcmp(word, "event-idx") ||
 		   !strcmp(word, "dynamic-exact")) {
-		snprintf(labels[i], sizeof(labels[i]), "%c%s", toupper((unsigned char)word[0]), word + 1);
-		snprintf(policies[i], sizeof(policies[i]), "%s", word);
+		snprintf(label, lsize, "%c%s", toupper((unsigned char)word[0]), word + 1);
+		snprintf(policy, psize, "%s", word);
 	} else {
 		return usage_error("table", "--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx", word);
 	}
-	add_row(t, labels[i], "--policy", policies[i], NULL, NULL);
 	return 0;
+}
+
+static char row_labels[MAX_ROWS][32], row_policies[MAX_ROWS][24];
+
+static int add_notify_row(struct table *t, const char *word)
+{
+	unsigned i = t->nrows;
+
+	if (i == MAX_ROWS)
+		return usage_error("table", "too many rows (limit 64)%s", "");
+	if (policy_of_word(word, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])))
+		return EXIT_USAGE;
+	return add_row(t, row_labels[i], row_policies[i], (const char *const[]){ "--policy", row_policies[i], NULL });
 }
 
 /* Rows of the indirect experiment: policy x ring 128, 256. */
 static int add_indirect_row(struct table *t, const char *word)
 {
-	static char labels[MAX_ROWS][32], rings[2][8] = { "128", "256" };
+	static const char *const rings[2] = { "--ring=128", "--ring=256" };
 
 	if (strcmp(word, "never") && strcmp(word, "always") && strncmp(word, "threshold", 9))
 		return usage_error("table", "--rows: '%s' is not never|always|threshold[:N]", word);
@@ -147,22 +161,56 @@ static int add_indirect_row(struct table *t, const char *word)
 		unsigned i = t->nrows;
 
 		if (i == MAX_ROWS)
-			return usage_error("table", "too many rows (limit 32)%s", "");
-		snprintf(labels[i], sizeof(labels[i]), "%s/%s", word, rings[k]);
-		add_row(t, labels[i], "--indirect", word, "--ring", rings[k]);
+			return usage_error("table", "too many rows (limit 64)%s", "");
+		snprintf(row_labels[i], sizeof(row_labels[i]), "%s/%s", word, rings[k] + 7);
+		if (add_row(t, row_labels[i], NULL, (const char *const[]){ "--indirect", word, rings[k], NULL }))
+			return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* Rows of the cost experiment (thread model): the policy x the price of an
+ * exit x the guest's work per frame, ringtest's knob against 2008's pace. */
+static const unsigned cost_exit_us[] = { 0, 1, 5, 26, 100 }, cost_pace_us[] = { 0, 24 };
+
+static int add_cost_rows(struct table *t, const char *word)
+{
+	static char costs[MAX_ROWS][24], paces[MAX_ROWS][24];
+	char label[16], policy[24];
+
+	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+		return EXIT_USAGE;
+	for (unsigned p = 0; p < sizeof(cost_pace_us) / sizeof(cost_pace_us[0]); p++)
+		for (unsigned c = 0; c < sizeof(cost_exit_us) / sizeof(cost_exit_us[0]); c++) {
+			unsigned i = t->nrows;
+
+			if (i == MAX_ROWS)
+				return usage_error("table", "too many rows (limit 64)%s", "");
+			snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
+			snprintf(row_policies[i], sizeof(row_policies[i]), "%s", policy);
+			snprintf(costs[i], sizeof(costs[i]), "--exit-cost-ns=%u", cost_exit_us[c] * 1000);
+			snprintf(paces[i], sizeof(paces[i]), "--pace-ns=%u", cost_pace_us[p] * 1000);
+			if (add_row(t, row_labels[i], row_policies[i],
+				    (const char *const[]){ "--policy", row_policies[i], costs[i], paces[i], NULL }))
+				return EXIT_USAGE;
+			t->rows[0][i].exit_cost_us = t->rows[1][i].exit_cost_us = cost_exit_us[c];
+			t->rows[0][i].pace_us = t->rows[1][i].pace_us = cost_pace_us[p];
+		}
 	return 0;
 }
 
 static int build_rows(struct table *t, const char *spec)
 {
 	const char *def = !strcmp(t->experiment, "indirect") ? "never,always,threshold"
+			: !strcmp(t->experiment, "cost") ? "40,dynamic,always,event-idx"
 			: "10,20,30,40,50,60,70,100,128,dynamic,always,event-idx";
 	char buf[512], *save = NULL, *word;
 
 	snprintf(buf, sizeof(buf), "%s", spec ? spec : def);
 	for (word = strtok_r(buf, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
-		int rc = !strcmp(t->experiment, "indirect") ? add_indirect_row(t, word) : add_notify_row(t, word);
+		int rc = !strcmp(t->experiment, "indirect") ? add_indirect_row(t, word)
+		       : !strcmp(t->experiment, "cost") ? add_cost_rows(t, word)
+		       : add_notify_row(t, word);
 
 		if (rc)
 			return rc;
@@ -318,10 +366,36 @@ static const char *paper_row(const char *policy, char *buf, size_t size)
 	return "";
 }
 
+/* The cost experiment: one line per policy x exit cost x pace. */
+static void print_cost_table(const struct table *t, FILE *f)
+{
+	fprintf(f, "\nModel: thread, no VM  (median of %u; +-%% is (max-min)/median)\n", t->repeat);
+	fprintf(f, "%-10s %-9s %-8s %-17s %-17s %-17s %-7s %s\n", "Threshold", "Exit-us", "Pace-us", "Seconds",
+		"Timeouts", "Notifies", "Gbit/s", "Final-thr");
+	for (unsigned i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[0][i];
+		char s[40], a[40], b[40];
+
+		if (r->failed[0]) {
+			fprintf(f, "%-10s %-9u %-8u FAILED: %s\n", r->label, r->exit_cost_us, r->pace_us, r->failed);
+			continue;
+		}
+		snprintf(s, sizeof(s), "%.4f +-%.0f%%", r->median[M_SECONDS], spread_pct(r, M_SECONDS));
+		snprintf(a, sizeof(a), "%.0f +-%.0f%%", r->median[M_TIMEOUTS], spread_pct(r, M_TIMEOUTS));
+		snprintf(b, sizeof(b), "%.0f +-%.0f%%", r->median[M_NOTIFIES], spread_pct(r, M_NOTIFIES));
+		fprintf(f, "%-10s %-9u %-8u %-17s %-17s %-17s %-7.2f %.0f\n", r->label, r->exit_cost_us, r->pace_us, s,
+			a, b, r->median[M_GBPS], r->median[M_THRESHOLD]);
+	}
+}
+
 static void print_table(const struct table *t, FILE *f)
 {
 	bool indirect = !strcmp(t->experiment, "indirect");
 
+	if (!strcmp(t->experiment, "cost")) {
+		print_cost_table(t, f);
+		return;
+	}
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
 		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
 		if (indirect)
@@ -349,7 +423,7 @@ static void print_table(const struct table *t, FILE *f)
 			snprintf(a, sizeof(a), "%.0f +-%.0f%%", r->median[M_TIMEOUTS], spread_pct(r, M_TIMEOUTS));
 			snprintf(b, sizeof(b), "%.0f +-%.0f%%", r->median[M_NOTIFIES], spread_pct(r, M_NOTIFIES));
 			fprintf(f, "%-10s %-17s %-17s %-17s %-7.2f %-9.0f | %s\n", r->label, s, a, b,
-				r->median[M_GBPS], r->median[M_THRESHOLD], paper_row(r->args[1], pbuf, sizeof(pbuf)));
+				r->median[M_GBPS], r->median[M_THRESHOLD], paper_row(r->policy, pbuf, sizeof(pbuf)));
 		}
 	}
 }
@@ -360,6 +434,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 {
 	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO };
 	char *net = NULL;
+	bool model_given = false;
 	static const struct option longopts[] = {
 		{ "experiment", required_argument, 0, O_EXPERIMENT },
 		{ "rows", required_argument, 0, O_ROWS },
@@ -391,8 +466,8 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
 		switch (c) {
 		case O_EXPERIMENT:
-			if (strcmp(optarg, "notify") && strcmp(optarg, "indirect"))
-				return usage_error("table", "--experiment '%s': expected notify or indirect", optarg);
+			if (strcmp(optarg, "notify") && strcmp(optarg, "indirect") && strcmp(optarg, "cost"))
+				return usage_error("table", "--experiment '%s': expected notify, indirect or cost", optarg);
 			t->experiment = optarg;
 			break;
 		case O_ROWS: *rows = optarg; break;
@@ -404,11 +479,12 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		case O_MODEL:
 			if (!strcmp(optarg, "both")) {
 				t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
-			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest")) {
+			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest") || !strcmp(optarg, "thread")) {
 				t->models[0] = optarg, t->nmodels = 1;
 			} else {
-				return usage_error("table", "--model '%s': expected threaded, lguest or both", optarg);
+				return usage_error("table", "--model '%s': expected threaded, lguest, thread or both", optarg);
 			}
+			model_given = true;
 			break;
 		case O_CSV: t->csv = optarg; break;
 		case O_JSON: t->json = optarg; break;
@@ -457,8 +533,19 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		t->pass[t->npass++] = "--net";
 		t->pass[t->npass++] = net;
 	}
-	if (t->plot && strcmp(t->experiment, "notify"))
-		return usage_error("table", "--plot: only the notify experiment can be plotted%s", "");
+	if (!strcmp(t->experiment, "cost")) {
+		/* Its knob exists only without a VM; its rows set --pace-ns. */
+		if (model_given && strcmp(t->models[0], "thread"))
+			return usage_error("table", "--experiment cost: runs --model thread only (the exit cost is its "
+					   "knob), not '%s'", t->models[0]);
+		t->models[0] = "thread", t->nmodels = 1;
+		for (unsigned i = 0; i < t->npass; i++)
+			if (!strcmp(t->pass[i], "--pace-ns") || t->tcp)
+				return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
+						   "--workload tcp%s", "");
+	}
+	if (t->plot && !strcmp(t->experiment, "indirect"))
+		return usage_error("table", "--plot: the indirect experiment has no plot%s", "");
 	if (t->plot) {
 		const char *ext = strrchr(t->plot, '.');
 
@@ -473,11 +560,11 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
  * after minutes of sweeping. */
 static int check_rows(struct table *t)
 {
-	for (unsigned i = 0; i < t->nrows; i++) {
-		const struct row *r = &t->rows[0][i];
-		char *argv[MAX_PASS + 8] = { "run" };
+	for (unsigned i = 0; i < t->nrows * t->nmodels; i++) {
+		const struct row *r = &t->rows[0][i % t->nrows];
+		char *argv[MAX_PASS + 16] = { "run", "--model", (char *)t->models[i / t->nrows] };
 		struct run_options o;
-		unsigned a = 1;
+		unsigned a = 3;
 		int rc;
 
 		for (unsigned k = 0; k < t->npass; k++)
@@ -606,8 +693,9 @@ int table_main(int argc, char **argv)
 	add_default_segments(&t);
 	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
 		return rc;
-	/* Every sample needs KVM: say so once, not in a FAILED line per row. */
-	if (vm_check_kvm() < 0) {
+	/* Every sample of a VM model needs KVM: say so once, not in a FAILED
+	 * line per row. */
+	if ((strcmp(t.models[0], "thread") || t.nmodels > 1) && vm_check_kvm() < 0) {
 		diag_print();
 		return EXIT_ERROR;
 	}

@@ -12,7 +12,8 @@
 
 #include "tcp_lab.h"
 
-#define MAX_ROWS 32
+#define MAX_ROWS 64
+#define MAX_ROW_ARGS 6
 #define MAX_REPEAT 25
 #define MAX_PASS 40
 
@@ -21,9 +22,11 @@ enum metric { M_SECONDS, M_GBPS, M_TIMEOUTS, M_NOTIFIES, M_THRESHOLD, M_RING_FUL
 extern const char *const table_metric_key[M_COUNT];
 
 struct row {
-	const char *label;          /* "10", "Dynamic", "never/128" */
-	char args[3][24];           /* child options for this row, e.g. --policy static:10 */
+	const char *label;          /* "10", "Dynamic", "never/128", "Dynamic 26us/24us" */
+	char args[MAX_ROW_ARGS][24]; /* child options for this row, e.g. --policy static:10 */
 	unsigned nargs;
+	const char *policy;         /* notify and cost: the --policy value */
+	unsigned exit_cost_us, pace_us;   /* cost: the row's coordinates */
 	double v[MAX_REPEAT][M_COUNT];
 	unsigned n;                 /* successful samples */
 	double median[M_COUNT], min[M_COUNT], max[M_COUNT];
@@ -31,7 +34,7 @@ struct row {
 };
 
 struct table {
-	const char *experiment;     /* notify | indirect */
+	const char *experiment;     /* notify | indirect | cost */
 	const char *models[2];
 	unsigned nmodels;
 	unsigned repeat;

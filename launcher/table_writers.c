@@ -4,7 +4,8 @@
  * measures and prints the text table; here the same medians, spreads and
  * raw samples become a CSV row per model and row, one JSON object (with
  * every sample, the host's hypervisor and the loopback ceiling), and a
- * gnuplot drawing of seconds and notifies against the static threshold.
+ * gnuplot drawing: seconds and notifies against the static threshold, or
+ * (cost experiment) seconds, notifies and timeouts against the exit cost.
  */
 #include "table_sweep.h"
 
@@ -37,8 +38,10 @@ int table_write_csv(const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
 
-			fprintf(f, "%s,%s,%s,%s %s%s%s,%u", t->experiment, t->models[mi], r->label, r->args[0], r->args[1],
-				r->nargs > 2 ? " " : "", r->nargs > 2 ? r->args[2] : "", r->n);
+			fprintf(f, "%s,%s,%s,", t->experiment, t->models[mi], r->label);
+			for (unsigned k = 0; k < r->nargs; k++)
+				fprintf(f, "%s%s", k ? " " : "", r->args[k]);
+			fprintf(f, ",%u", r->n);
 			for (unsigned m = 0; m < M_COUNT; m++)
 				if (r->failed[0])
 					fprintf(f, ",,,");
@@ -107,8 +110,6 @@ int table_write_json(const struct table *t)
 	return fclose(f) ? diag_fail("--json %s: write failed", t->json) : 0;
 }
 
-/* Seconds (linear) and notifies (log) against threshold, one series per
- * model; rows without a threshold are drawn as horizontal lines. */
 static bool any_row_measured(const struct table *t)
 {
 	for (unsigned mi = 0; mi < t->nmodels; mi++)
@@ -118,13 +119,119 @@ static bool any_row_measured(const struct table *t)
 	return false;
 }
 
+/* Notify experiment: seconds (linear) and notifies (log) against the
+ * static threshold, one series per model; rows without a threshold are
+ * horizontal lines. */
+static void notify_plot_data(FILE *d, const struct table *t)
+{
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		fprintf(d, "# %s\n", t->models[mi]);
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+
+			if (!r->failed[0] && !strncmp(r->policy, "static:", 7))
+				fprintf(d, "%s %.6f %.0f\n", r->policy + 7, r->median[M_SECONDS], r->median[M_NOTIFIES]);
+		}
+		fprintf(d, "\n\n");
+	}
+}
+
+static void notify_plot_script(FILE *g, const struct table *t, const char *data)
+{
+	const char *colour[2] = { "#1f77b4", "#d62728" };
+
+	fprintf(g, "set multiplot layout 2,1 title 'lguest-kvm table: notify threshold sweep'\n"
+		   "set key outside right\nset grid\nset xlabel 'static threshold (buffers)'\n");
+	for (unsigned panel = 0; panel < 2; panel++) {
+		fprintf(g, panel ? "set ylabel 'notifies'\nset logscale y\n" : "set ylabel 'seconds'\nunset logscale y\n");
+		for (unsigned mi = 0; mi < t->nmodels; mi++)
+			for (unsigned i = 0; i < t->nrows; i++) {
+				const struct row *r = &t->rows[mi][i];
+				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
+
+				if (r->failed[0] || !strncmp(r->policy, "static:", 7) || (panel && y <= 0))
+					continue;
+				fprintf(g, "f%u_%u(x) = %.6g\n", mi, i, y);
+			}
+		fprintf(g, "plot ");
+		for (unsigned mi = 0; mi < t->nmodels; mi++) {
+			fprintf(g, "%s'%s' index %u using 1:%u with linespoints lw 2 lc rgb '%s' title '%s: static'",
+				mi ? ", " : "", data, mi, panel ? 3 : 2, colour[mi], t->models[mi]);
+			for (unsigned i = 0; i < t->nrows; i++) {
+				const struct row *r = &t->rows[mi][i];
+				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
+
+				if (r->failed[0] || !strncmp(r->policy, "static:", 7) || (panel && y <= 0))
+					continue;
+				fprintf(g, ", f%u_%u(x) with lines dt %u lc rgb '%s' title '%s: %s'", mi, i,
+					2 + i % 3, colour[mi], t->models[mi], r->label);
+			}
+		}
+		fprintf(g, "\n");
+	}
+	fprintf(g, "unset multiplot\n");
+}
+
+/* Cost experiment: seconds, notifies and timeouts against the exit cost,
+ * one series per policy and pace (rows come policy-major, then pace, then
+ * cost: add_cost_rows).  The costs are drawn evenly spaced, labelled. */
+static bool same_series(const struct row *a, const struct row *b)
+{
+	return a->pace_us == b->pace_us && !strcmp(a->policy, b->policy);
+}
+
+static void cost_plot_data(FILE *d, const struct table *t)
+{
+	for (unsigned i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[0][i];
+		bool first = !i || !same_series(r, &t->rows[0][i - 1]);
+
+		if (first && i)
+			fprintf(d, "\n\n");
+		if (first)
+			fprintf(d, "# %s, pace %u us\n", r->label, r->pace_us);
+		if (r->failed[0])
+			fprintf(d, "\"%u\" NaN NaN NaN\n", r->exit_cost_us);
+		else
+			fprintf(d, "\"%u\" %.6f %.0f %.0f\n", r->exit_cost_us, r->median[M_SECONDS],
+				r->median[M_NOTIFIES], r->median[M_TIMEOUTS]);
+	}
+	fprintf(d, "\n\n");
+}
+
+static void cost_plot_script(FILE *g, const struct table *t, const char *data)
+{
+	static const char *const ylabel[3] = { "seconds", "notifies", "timeouts" };
+	unsigned series = 0;
+
+	for (unsigned i = 0; i < t->nrows; i++)
+		series += !i || !same_series(&t->rows[0][i], &t->rows[0][i - 1]);
+	fprintf(g, "set multiplot layout 3,1 title 'lguest-kvm table --experiment cost (thread model, no VM)'\n"
+		   "set key outside right\nset grid\nset xlabel 'exit cost (us)'\nset datafile missing 'NaN'\n");
+	for (unsigned panel = 0; panel < 3; panel++) {
+		fprintf(g, "set ylabel '%s'\n%s\nplot ", ylabel[panel], panel ? "set logscale y" : "unset logscale y");
+		for (unsigned s = 0, i = 0; s < series; s++) {
+			const struct row *r = &t->rows[0][i];
+
+			/* dashed: the 2008-paced guest */
+			fprintf(g, "%s'%s' index %u using 0:%u:xtic(1) with linespoints lw 2 lc %u dt %u "
+				   "title '%s, pace %u us'", s ? ", " : "", data, s, panel + 2, 1 + s / 2,
+				r->pace_us ? 2 : 1, r->label, r->pace_us);
+			while (i < t->nrows && same_series(&t->rows[0][i], r))
+				i++;
+		}
+		fprintf(g, "\n");
+	}
+	fprintf(g, "unset multiplot\n");
+}
+
 int table_write_plot(const struct table *t)
 {
+	bool cost = !strcmp(t->experiment, "cost");
 	const char *ext = strrchr(t->plot, '.');   /* checked by parse_table_options */
 	char data[] = "/tmp/lkvm-plot-XXXXXX";
 	int fd, rc;
 	FILE *d, *g;
-	const char *colour[2] = { "#1f77b4", "#d62728" };
 
 	/* An empty plot would only make gnuplot complain about the data. */
 	if (!any_row_measured(t)) {
@@ -139,54 +246,16 @@ int table_write_plot(const struct table *t)
 		unlink(data);
 		return diag_fail("--plot: cannot write a temporary data file");
 	}
-	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(d, "# %s\n", t->models[mi]);
-		for (unsigned i = 0; i < t->nrows; i++) {
-			const struct row *r = &t->rows[mi][i];
-
-			if (!r->failed[0] && !strncmp(r->args[1], "static:", 7))
-				fprintf(d, "%s %.6f %.0f\n", r->args[1] + 7, r->median[M_SECONDS], r->median[M_NOTIFIES]);
-		}
-		fprintf(d, "\n\n");
-	}
+	(cost ? cost_plot_data : notify_plot_data)(d, t);
 	fclose(d);
 	g = popen("gnuplot 2>&1", "w");
 	if (!g) {
 		unlink(data);
 		return diag_fail("--plot: cannot start a shell for gnuplot: %s", strerror(errno));
 	}
-	fprintf(g, "set terminal %s size 900,700 font 'sans,11'\nset output '%s'\n",
-		!strcmp(ext, ".svg") ? "svg dynamic" : "pngcairo", t->plot);
-	fprintf(g, "set multiplot layout 2,1 title 'lguest-kvm table: notify threshold sweep'\n"
-		   "set key outside right\nset grid\nset xlabel 'static threshold (buffers)'\n");
-	for (unsigned panel = 0; panel < 2; panel++) {
-		fprintf(g, panel ? "set ylabel 'notifies'\nset logscale y\n" : "set ylabel 'seconds'\nunset logscale y\n");
-		for (unsigned mi = 0; mi < t->nmodels; mi++)
-			for (unsigned i = 0; i < t->nrows; i++) {
-				const struct row *r = &t->rows[mi][i];
-				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
-
-				if (r->failed[0] || !strncmp(r->args[1], "static:", 7) || (panel && y <= 0))
-					continue;
-				fprintf(g, "f%u_%u(x) = %.6g\n", mi, i, y);
-			}
-		fprintf(g, "plot ");
-		for (unsigned mi = 0; mi < t->nmodels; mi++) {
-			fprintf(g, "%s'%s' index %u using 1:%u with linespoints lw 2 lc rgb '%s' title '%s: static'",
-				mi ? ", " : "", data, mi, panel ? 3 : 2, colour[mi], t->models[mi]);
-			for (unsigned i = 0; i < t->nrows; i++) {
-				const struct row *r = &t->rows[mi][i];
-				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
-
-				if (r->failed[0] || !strncmp(r->args[1], "static:", 7) || (panel && y <= 0))
-					continue;
-				fprintf(g, ", f%u_%u(x) with lines dt %u lc rgb '%s' title '%s: %s'", mi, i,
-					2 + i % 3, colour[mi], t->models[mi], r->label);
-			}
-		}
-		fprintf(g, "\n");
-	}
-	fprintf(g, "unset multiplot\n");
+	fprintf(g, "set terminal %s size 900,%u font 'sans,11'\nset output '%s'\n",
+		!strcmp(ext, ".svg") ? "svg dynamic" : "pngcairo", cost ? 1000 : 700, t->plot);
+	(cost ? cost_plot_script : notify_plot_script)(g, t, data);
 	rc = pclose(g);
 	unlink(data);
 	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)   /* the shell's "command not found" */
