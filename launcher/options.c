@@ -33,6 +33,7 @@ void run_options_defaults(struct run_options *o)
 	o->segments = 3;
 	o->wait = NULL;         /* spin for raw, halt for tcp */
 	o->indirect = "never";
+	o->layout = "split";
 	o->fault = "none";
 	o->net = (struct net_config){
 		.model = NET_MODEL_THREADED,
@@ -98,6 +99,8 @@ void run_usage(FILE *f)
 "  --pace-ns N          guest work per frame before it is queued, e.g. 24000 for the\n"
 "                       ~24 us per packet of 2008's guest TCP stack (default 0)\n"
 "  --indirect I         never | always | threshold[:N] (default never)\n"
+"  --layout L           the net queues' ring layout: split (virtio 1.0, default) |\n"
+"                       packed (virtio 1.1, VIRTIO_F_RING_PACKED)\n"
 "  --boot-status N      test aid: the boot workload exits with status N\n"
 "  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
 "                       loop,avail,huge,flood} | hostile-indirect-{nested,len,addr,loop,next} |\n"
@@ -232,7 +235,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
 	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
-	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST };
+	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -253,6 +256,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "boot-status", required_argument, 0, O_BOOT_STATUS },
 		{ "pace-ns", required_argument, 0, O_PACE },
 		{ "exit-cost-ns", required_argument, 0, O_EXIT_COST },
+		{ "layout", required_argument, 0, O_LAYOUT },
 		{ "net", required_argument, 0, O_NET },
 		{ "user", required_argument, 0, O_USER },
 		{ "peer", required_argument, 0, O_PEER },
@@ -304,6 +308,11 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			if (strcmp(optarg, "spin") && strcmp(optarg, "halt"))
 				return usage_error("run", "--wait '%s': expected spin or halt", optarg);
 			o->wait = optarg;
+			break;
+		case O_LAYOUT:
+			if (strcmp(optarg, "split") && strcmp(optarg, "packed"))
+				return usage_error("run", "--layout '%s': expected split or packed", optarg);
+			o->layout = optarg;
 			break;
 		case O_INDIRECT:
 			if (!valid_indirect(optarg))

@@ -24,6 +24,7 @@ struct run_options {
 	uint32_t exit_cost_ns;      /* --model thread: spin per would-be exit */
 	const char *wait;           /* spin | halt */
 	const char *indirect;       /* never | always | threshold[:N] */
+	const char *layout;         /* split | packed: the net queues' ring layout */
 	const char *fault;          /* none | exception | triple | hang | hostile-... */
 	struct net_config net;
 	const char *stats_json;

@@ -66,6 +66,14 @@ int finish(const struct run_state *rs)
 		fprintf(stderr, "lguest-kvm: %s\n", broken->error);
 		return EXIT_DEVICE_ERROR;
 	}
+	/* A run that measured another layout than asked must not pass for one
+	 * that did (a guest that ignores lkvm.layout: an older or other stub). */
+	if ((raw || !strcmp(rs->o->workload, "tcp")) && rs->guest_status == 0 &&
+	    strcmp(run_ring_layout(rs), rs->o->layout)) {
+		fprintf(stderr, "lguest-kvm: net: --layout %s was asked for, but the guest drove a %s ring\n",
+			rs->o->layout, run_ring_layout(rs));
+		return EXIT_VERIFY;
+	}
 	if (raw && rs->guest_status == 0 && rs->o->net.backend == NET_BACKEND_TAP) {
 		if (rs->net.tap.errors || !rs->have_report || rs->report.tx_frames != rs->net.tap.frames) {
 			fprintf(stderr, "lguest-kvm: net: %llu of %llu frames written to tap %s%s%s\n",

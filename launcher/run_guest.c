@@ -53,10 +53,10 @@ int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size
 		"console=hvc0 virtio_mmio.device=4K@0x%x:%u virtio_mmio.device=4K@0x%x:%u "
 		"lkvm.workload=%s lkvm.policy=%s lkvm.bytes=%llu lkvm.frame=%u lkvm.ring=%u "
 		"lkvm.segments=%u lkvm.wait=%s lkvm.indirect=%s lkvm.fault=%s lkvm.status=%u "
-		"lkvm.pace_ns=%u lkvm.tsc_khz=%u",
+		"lkvm.pace_ns=%u lkvm.tsc_khz=%u lkvm.layout=%s",
 		LKVM_MMIO_BASE, LKVM_IRQ_BASE, LKVM_MMIO_BASE + LKVM_MMIO_SIZE, LKVM_IRQ_BASE + 1,
 		o->workload, o->policy, (unsigned long long)o->bytes, o->frame, o->ring,
-		o->segments, o->wait, o->indirect, o->fault, o->boot_status, o->pace_ns, tsc_khz);
+		o->segments, o->wait, o->indirect, o->fault, o->boot_status, o->pace_ns, tsc_khz, o->layout);
 
 	if (n > 0 && n < (int)size && !strcmp(o->workload, "tcp"))
 		n += snprintf(buf + n, size - (size_t)n, " lkvm.tso=%d lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u", o->tso,

@@ -90,6 +90,8 @@ void run_thread_guest(struct run_state *rs);
 
 /* 5. run_stats.c: every key of the block, in docs/stats.md's order. */
 void collect_stats(const struct run_state *rs, struct stats *st);
+/* The net device's ring layout as negotiated: "packed" or "split". */
+const char *run_ring_layout(const struct run_state *rs);
 /* 5. run_exit.c: the process exit status, after naming the reason on
  * stderr if it is not success. */
 int finish(const struct run_state *rs);

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <linux/virtio_config.h>
+
 #include "host_kind.h"
 
 static const char *exit_reason_name(unsigned r)
@@ -47,6 +49,11 @@ static const char *end_name(enum run_end e)
 	}
 }
 
+const char *run_ring_layout(const struct run_state *rs)
+{
+	return virtio_mmio_has_feature(&rs->net.mmio, VIRTIO_F_RING_PACKED) ? "packed" : "split";
+}
+
 void collect_stats(const struct run_state *rs, struct stats *st)
 {
 	const struct run_options *o = rs->o;
@@ -69,6 +76,7 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 	stats_str(st, "net_model", o->no_vm ? "thread" : o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded");
 	stats_str(st, "guest_policy", o->policy);
 	stats_u64(st, "ring_size", o->ring);
+	stats_str(st, "ring_layout", run_ring_layout(rs));
 	stats_u64(st, "frame_bytes", o->frame);
 	stats_u64(st, "guest_pace_ns", o->pace_ns);
 	net_report_transfer_time(&rs->net, st);

@@ -75,10 +75,13 @@ static void table_usage(FILE *f)
 "  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
 "                       always / threshold x ring 128, 256; --segments 3) | cost (thread\n"
 "                       model: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
-"                       0,24 us per frame)\n"
+"                       0,24 us per frame) | layout (each policy row on the split ring\n"
+"                       and on the packed ring, side by side)\n"
 "  --rows LIST          comma-separated rows instead of the default sweep, e.g.\n"
 "                       10,64,dynamic,always,event-idx (notify; cost: default\n"
-"                       40,dynamic,always,event-idx) or never,threshold (indirect)\n"
+"                       40,dynamic,always,event-idx; layout: default\n"
+"                       10,20,40,64,100,dynamic,always,event, where event is event-idx\n"
+"                       on split and event-desc on packed) or never,threshold (indirect)\n"
 "  --repeat N           runs per row (default 3)\n"
 "  --model M            threaded | lguest | both (default both) | thread (no VM, no\n"
 "                       /dev/kvm needed: see 'lguest-kvm run --help')\n"
@@ -88,6 +91,7 @@ static void table_usage(FILE *f)
 "                       exit cost) (.svg or .png, gnuplot)\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
+"  --layout\n"
 "  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
 "                       the table starts for every sample, with the host's loopback\n"
 "                       TCP throughput measured after the sweep as the ceiling\n"
@@ -128,11 +132,12 @@ static int policy_of_word(const char *word, char *label, size_t lsize, char *pol
 		snprintf(label, lsize, "%ld", n);
 		snprintf(policy, psize, "static:%ld", n);
 	} else if (!strcmp(word, "dynamic") || !strcmp(word, "always") || !strcmp(word, "event-idx") ||
-		   !strcmp(word, "dynamic-exact")) {
+		   !strcmp(word, "dynamic-exact") || !strcmp(word, "event-desc")) {
 		snprintf(label, lsize, "%c%s", toupper((unsigned char)word[0]), word + 1);
 		snprintf(policy, psize, "%s", word);
 	} else {
-		return usage_error("table", "--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx", word);
+		return usage_error("table", "--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx|"
+				   "event-desc", word);
 	}
 	return 0;
 }
@@ -199,10 +204,33 @@ static int add_cost_rows(struct table *t, const char *word)
 	return 0;
 }
 
+/* Rows of the layout experiment: each policy on the split ring, then on
+ * the packed one; "event" is each layout's own event suppression
+ * (event-idx on split, event-desc on packed). */
+static int add_layout_rows(struct table *t, const char *word)
+{
+	static const char *const layouts[2] = { "split", "packed" };
+
+	for (unsigned k = 0; k < 2; k++) {
+		unsigned i = t->nrows;
+		const char *w = strcmp(word, "event") ? word : k ? "event-desc" : "event-idx";
+
+		if (i == MAX_ROWS)
+			return usage_error("table", "too many rows (limit 64)%s", "");
+		if (policy_of_word(w, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])) ||
+		    add_row(t, row_labels[i], row_policies[i],
+			    (const char *const[]){ "--policy", row_policies[i], "--layout", layouts[k], NULL }))
+			return EXIT_USAGE;
+		t->rows[0][i].layout = t->rows[1][i].layout = layouts[k];
+	}
+	return 0;
+}
+
 static int build_rows(struct table *t, const char *spec)
 {
 	const char *def = !strcmp(t->experiment, "indirect") ? "never,always,threshold"
 			: !strcmp(t->experiment, "cost") ? "40,dynamic,always,event-idx"
+			: !strcmp(t->experiment, "layout") ? "10,20,40,64,100,dynamic,always,event"
 			: "10,20,30,40,50,60,70,100,128,dynamic,always,event-idx";
 	char buf[512], *save = NULL, *word;
 
@@ -210,6 +238,7 @@ static int build_rows(struct table *t, const char *spec)
 	for (word = strtok_r(buf, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
 		int rc = !strcmp(t->experiment, "indirect") ? add_indirect_row(t, word)
 		       : !strcmp(t->experiment, "cost") ? add_cost_rows(t, word)
+		       : !strcmp(t->experiment, "layout") ? add_layout_rows(t, word)
 		       : add_notify_row(t, word);
 
 		if (rc)
@@ -388,12 +417,50 @@ static void print_cost_table(const struct table *t, FILE *f)
 	}
 }
 
+/* One layout's cells of a layout-experiment line. */
+static void print_layout_cells(const struct row *r, FILE *f)
+{
+	char s[40], a[40], b[40];
+
+	if (r->failed[0]) {
+		fprintf(f, " | FAILED: %-40.40s", r->failed);
+		return;
+	}
+	snprintf(s, sizeof(s), "%.4f +-%.0f%%", r->median[M_SECONDS], spread_pct(r, M_SECONDS));
+	snprintf(a, sizeof(a), "%.0f +-%.0f%%", r->median[M_TIMEOUTS], spread_pct(r, M_TIMEOUTS));
+	snprintf(b, sizeof(b), "%.0f +-%.0f%%", r->median[M_NOTIFIES], spread_pct(r, M_NOTIFIES));
+	fprintf(f, " | %-15s %-14s %-15s", s, a, b);
+}
+
+/* The layout experiment: each policy's split row and packed row (built in
+ * pairs by add_layout_rows) on one line. */
+static void print_layout_table(const struct table *t, FILE *f)
+{
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "%-11s | split: %-8s %-14s %-15s | packed: %-7s %-14s %s\n", "Threshold", "Seconds",
+			"Timeouts", "Notifies", "Seconds", "Timeouts", "Notifies");
+		for (unsigned i = 0; i + 1 < t->nrows; i += 2) {
+			const struct row *split = &t->rows[mi][i], *packed = &t->rows[mi][i + 1];
+
+			fprintf(f, "%-11s", strncmp(split->policy, "event", 5) ? split->label : "Event");
+			print_layout_cells(split, f);
+			print_layout_cells(packed, f);
+			fprintf(f, "\n");
+		}
+	}
+}
+
 static void print_table(const struct table *t, FILE *f)
 {
 	bool indirect = !strcmp(t->experiment, "indirect");
 
 	if (!strcmp(t->experiment, "cost")) {
 		print_cost_table(t, f);
+		return;
+	}
+	if (!strcmp(t->experiment, "layout")) {
+		print_layout_table(t, f);
 		return;
 	}
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
@@ -454,6 +521,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		{ "wait", required_argument, 0, O_PASS },
 		{ "mem", required_argument, 0, O_PASS },
 		{ "pace-ns", required_argument, 0, O_PASS },
+		{ "layout", required_argument, 0, O_PASS },
 		{ "tso", no_argument, 0, O_TSO },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -466,8 +534,9 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
 		switch (c) {
 		case O_EXPERIMENT:
-			if (strcmp(optarg, "notify") && strcmp(optarg, "indirect") && strcmp(optarg, "cost"))
-				return usage_error("table", "--experiment '%s': expected notify, indirect or cost", optarg);
+			if (strcmp(optarg, "notify") && strcmp(optarg, "indirect") && strcmp(optarg, "cost") &&
+			    strcmp(optarg, "layout"))
+				return usage_error("table", "--experiment '%s': expected notify, indirect, cost or layout", optarg);
 			t->experiment = optarg;
 			break;
 		case O_ROWS: *rows = optarg; break;
@@ -544,6 +613,10 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 				return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
 						   "--workload tcp%s", "");
 	}
+	if (!strcmp(t->experiment, "layout"))
+		for (unsigned i = 0; i < t->npass; i++)
+			if (!strcmp(t->pass[i], "--layout"))
+				return usage_error("table", "--experiment layout: its rows set --layout%s", "");
 	if (t->plot && !strcmp(t->experiment, "indirect"))
 		return usage_error("table", "--plot: the indirect experiment has no plot%s", "");
 	if (t->plot) {

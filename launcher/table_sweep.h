@@ -27,6 +27,7 @@ struct row {
 	unsigned nargs;
 	const char *policy;         /* notify and cost: the --policy value */
 	unsigned exit_cost_us, pace_us;   /* cost: the row's coordinates */
+	const char *layout;         /* layout: split | packed */
 	double v[MAX_REPEAT][M_COUNT];
 	unsigned n;                 /* successful samples */
 	double median[M_COUNT], min[M_COUNT], max[M_COUNT];

@@ -119,52 +119,87 @@ static bool any_row_measured(const struct table *t)
 	return false;
 }
 
-/* Notify experiment: seconds (linear) and notifies (log) against the
- * static threshold, one series per model; rows without a threshold are
- * horizontal lines. */
+/* Notify and layout experiments: seconds (linear) and notifies (log)
+ * against the static threshold, one series per model (and, for the layout
+ * experiment, per layout); rows without a threshold are horizontal lines. */
+static const char *const plot_layouts[2] = { "split", "packed" };
+
+static unsigned notify_series(const struct table *t)
+{
+	return t->nmodels * (strcmp(t->experiment, "layout") ? 1 : 2);
+}
+
+/* Row i of series s, or NULL if it belongs to another layout. */
+static const struct row *series_row(const struct table *t, unsigned s, unsigned i)
+{
+	unsigned per_model = notify_series(t) / t->nmodels;
+	const struct row *r = &t->rows[s / per_model][i];
+
+	return per_model == 1 || !strcmp(r->layout, plot_layouts[s % 2]) ? r : NULL;
+}
+
+static void series_title(const struct table *t, unsigned s, char *buf, size_t size)
+{
+	unsigned per_model = notify_series(t) / t->nmodels;
+
+	snprintf(buf, size, "%s%s%s", t->models[s / per_model], per_model == 1 ? "" : "/",
+		 per_model == 1 ? "" : plot_layouts[s % 2]);
+}
+
 static void notify_plot_data(FILE *d, const struct table *t)
 {
-	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(d, "# %s\n", t->models[mi]);
-		for (unsigned i = 0; i < t->nrows; i++) {
-			const struct row *r = &t->rows[mi][i];
+	for (unsigned s = 0; s < notify_series(t); s++) {
+		char title[40];
 
-			if (!r->failed[0] && !strncmp(r->policy, "static:", 7))
+		series_title(t, s, title, sizeof(title));
+		fprintf(d, "# %s\n", title);
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = series_row(t, s, i);
+
+			if (r && !r->failed[0] && !strncmp(r->policy, "static:", 7))
 				fprintf(d, "%s %.6f %.0f\n", r->policy + 7, r->median[M_SECONDS], r->median[M_NOTIFIES]);
 		}
 		fprintf(d, "\n\n");
 	}
 }
 
+/* A row drawn as a horizontal line in this panel. */
+static bool flat_row(const struct row *r, unsigned panel)
+{
+	return r && !r->failed[0] && strncmp(r->policy, "static:", 7) &&
+	       !(panel && r->median[M_NOTIFIES] <= 0);
+}
+
 static void notify_plot_script(FILE *g, const struct table *t, const char *data)
 {
-	const char *colour[2] = { "#1f77b4", "#d62728" };
+	static const char *const colour[4] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd" };
+	unsigned ns = notify_series(t);
 
-	fprintf(g, "set multiplot layout 2,1 title 'lguest-kvm table: notify threshold sweep'\n"
-		   "set key outside right\nset grid\nset xlabel 'static threshold (buffers)'\n");
+	fprintf(g, "set multiplot layout 2,1 title 'lguest-kvm table: notify threshold sweep%s'\n"
+		   "set key outside right\nset grid\nset xlabel 'static threshold (buffers)'\n",
+		!strcmp(t->experiment, "layout") ? ", split and packed rings" : "");
 	for (unsigned panel = 0; panel < 2; panel++) {
 		fprintf(g, panel ? "set ylabel 'notifies'\nset logscale y\n" : "set ylabel 'seconds'\nunset logscale y\n");
-		for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned s = 0; s < ns; s++)
 			for (unsigned i = 0; i < t->nrows; i++) {
-				const struct row *r = &t->rows[mi][i];
-				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
+				const struct row *r = series_row(t, s, i);
 
-				if (r->failed[0] || !strncmp(r->policy, "static:", 7) || (panel && y <= 0))
-					continue;
-				fprintf(g, "f%u_%u(x) = %.6g\n", mi, i, y);
+				if (flat_row(r, panel))
+					fprintf(g, "f%u_%u(x) = %.6g\n", s, i, r->median[panel ? M_NOTIFIES : M_SECONDS]);
 			}
 		fprintf(g, "plot ");
-		for (unsigned mi = 0; mi < t->nmodels; mi++) {
-			fprintf(g, "%s'%s' index %u using 1:%u with linespoints lw 2 lc rgb '%s' title '%s: static'",
-				mi ? ", " : "", data, mi, panel ? 3 : 2, colour[mi], t->models[mi]);
-			for (unsigned i = 0; i < t->nrows; i++) {
-				const struct row *r = &t->rows[mi][i];
-				double y = r->median[panel ? M_NOTIFIES : M_SECONDS];
+		for (unsigned s = 0; s < ns; s++) {
+			char title[40];
 
-				if (r->failed[0] || !strncmp(r->policy, "static:", 7) || (panel && y <= 0))
-					continue;
-				fprintf(g, ", f%u_%u(x) with lines dt %u lc rgb '%s' title '%s: %s'", mi, i,
-					2 + i % 3, colour[mi], t->models[mi], r->label);
+			series_title(t, s, title, sizeof(title));
+			fprintf(g, "%s'%s' index %u using 1:%u with linespoints lw 2 lc rgb '%s' title '%s: static'",
+				s ? ", " : "", data, s, panel ? 3 : 2, colour[s % 4], title);
+			for (unsigned i = 0; i < t->nrows; i++) {
+				const struct row *r = series_row(t, s, i);
+
+				if (flat_row(r, panel))
+					fprintf(g, ", f%u_%u(x) with lines dt %u lc rgb '%s' title '%s: %s'", s, i,
+						2 + i % 3, colour[s % 4], title, r->label);
 			}
 		}
 		fprintf(g, "\n");
