@@ -41,7 +41,10 @@ void virtio_mmio_init(struct virtio_mmio_dev *dev, const struct virtio_dev_ops *
 	dev->irqfd = -1;
 	for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
 		dev->notify_fd[q] = -1;
-	dev->host_features = features | (1ull << VIRTIO_F_VERSION_1);
+	/* Every device runs on either ring layout (virtqueue.c picks it per
+	 * queue), so every device offers the packed one; a driver that does not
+	 * ask for it keeps the split ring. */
+	dev->host_features = features | (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_PACKED);
 	pthread_mutex_init(&dev->lock, NULL);
 }
 
@@ -308,6 +311,7 @@ static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t valu
 			break;  /* it is not ready: nothing to stop */
 		vq->event_idx = virtio_mmio_has_feature(dev, VIRTIO_RING_F_EVENT_IDX);
 		vq->indirect_ok = virtio_mmio_has_feature(dev, VIRTIO_RING_F_INDIRECT_DESC);
+		vq->packed = virtio_mmio_has_feature(dev, VIRTIO_F_RING_PACKED);
 		if (vq_enable(vq, dev->host->mem) < 0)
 			violation(dev, "%s", vq->error);
 		break;

@@ -4,23 +4,25 @@
  * and the broken state, distrusting the guest.
  *
  * A device's call comes in here, is guarded (a queue that is not ready, or
- * broken, touches no ring), and goes to the queue's ring layout
- * (vq->layout, vring_split.c), which reads and writes the areas in guest
- * RAM.  While it walks a chain the layout hands each buffer back to
- * vq_chain_add, so the rules that do not depend on the layout -- inside
- * guest RAM, readable before writable, at most VQ_MAX_CHAIN buffers and
- * max_chain_bytes bytes -- are written once; every rule, here or in a
- * layout, breaks the queue through vq_fail.
+ * broken, touches no ring), and goes to the queue's ring layout (vq->layout:
+ * vring_split.c, or vring_packed.c when VIRTIO_F_RING_PACKED was
+ * negotiated), which reads and writes the areas in guest RAM.  While it walks
+ * a chain the layout hands each buffer back to vq_chain_add, so the rules
+ * that do not depend on the layout -- inside guest RAM, readable before
+ * writable, at most VQ_MAX_CHAIN buffers and max_chain_bytes bytes -- are
+ * written once; every rule, here or in a layout, breaks the queue through
+ * vq_fail.
  *
  * Concurrency: the guest writes its side of the ring while we read it.  A
  * layout copies each descriptor once into a local before it is checked and
  * used, so a guest rewriting it under our feet cannot make us use a value we
- * did not check; it loads indices with acquire and stores used->idx with
- * release.  The two full barriers of the notify protocol are here, so that
- * no layout can forget them: the "ask for notifies, then look again" step
- * has one between the two, because that is where a lost wakeup would hide,
- * and so does "publish used, then read whether the driver wants an
- * interrupt".
+ * did not check; it loads what publishes a chain (avail->idx, a packed
+ * slot's flags) with acquire and stores what publishes a used one
+ * (used->idx, a used descriptor's flags) with release.  The two full barriers
+ * of the notify protocol are here, so that no layout can forget them: the
+ * "ask for notifies, then look again" step has one between the two, because
+ * that is where a lost wakeup would hide, and so does "publish used, then
+ * read whether the driver wants an interrupt".
  */
 #include "vq_layout.h"
 
@@ -69,6 +71,11 @@ const char *vq_violation_name(enum vq_violation v)
 	case VQV_INDIRECT_FLAGS: return "indirect-flags";
 	case VQV_INDIRECT_NEXT_RANGE: return "indirect-next-range";
 	case VQV_INDIRECT_LOOP: return "indirect-loop";
+	case VQV_PACKED_WRAP: return "packed-wrap";
+	case VQV_PACKED_CHAIN_TOO_LONG: return "packed-chain-too-long";
+	case VQV_ID_RANGE: return "id-range";
+	case VQV_ID_IN_FLIGHT: return "id-in-flight";
+	case VQV_INDIRECT_IN_CHAIN: return "indirect-in-chain";
 	}
 	return "unknown";
 }
@@ -78,9 +85,9 @@ int vq_enable(struct vq *vq, const struct guest_mem *mem)
 	vq->mem = mem;
 	vq->broken = false;
 	vq->violation = VQV_NONE;
-	/* The split ring is the only layout offered.  The packed one will be
-	 * chosen here, from the negotiated VIRTIO_F_RING_PACKED. */
-	vq->layout = &vq_layout_split;
+	/* The layout follows the negotiated VIRTIO_F_RING_PACKED, which the
+	 * transport copied into vq->packed (features are fixed by now). */
+	vq->layout = vq->packed ? &vq_layout_packed : &vq_layout_split;
 	if (vq->layout->enable(vq) < 0)
 		return -1;
 	vq->last_avail = 0;
@@ -181,8 +188,8 @@ bool vq_enable_notify_and_recheck(struct vq *vq)
 bool vq_should_interrupt(struct vq *vq)
 {
 	/* Pairs with the guest's barrier between re-enabling interrupts and
-	 * re-reading used->idx: our used->idx store must be visible before we
-	 * read whether the guest wants an interrupt. */
+	 * re-reading the used side: our used->idx (or used descriptor) store
+	 * must be visible before we read whether the guest wants an interrupt. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return vq->layout->should_interrupt(vq);
 }

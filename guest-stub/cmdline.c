@@ -226,6 +226,10 @@ int cmdline_parse(const char *line, struct params *p)
 				p->report = REPORT_CONSOLE;
 			else
 				return bad("report", v, vlen);
+		} else if (starts(w, len, "lkvm.layout=", &v, &vlen)) {
+			if (!word_eq(v, vlen, "split") && !word_eq(v, vlen, "packed"))
+				return bad("layout", v, vlen);
+			p->layout = word_eq(v, vlen, "packed") ? LAYOUT_PACKED : LAYOUT_SPLIT;
 		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
 				return bad("segments", v, vlen);

@@ -24,6 +24,10 @@ struct mmio_window {
  * window (LKVM_MMIO_BASE), i.e. under some other VMM. */
 enum report_to { REPORT_AUTO, REPORT_PORT, REPORT_CONSOLE };
 
+/* The network card's ring layout (lkvm.layout=): split (virtio 1.2, 2.7)
+ * or packed (2.8, VIRTIO_F_RING_PACKED).  The console stays split. */
+enum ring_layout { LAYOUT_SPLIT, LAYOUT_PACKED };
+
 struct params {
 	struct mmio_window dev[MAX_DEVICES];
 	unsigned ndev;
@@ -39,6 +43,7 @@ struct params {
 	uint16_t peer_port;
 	int tso;                       /* negotiate CSUM + HOST_TSO4 and send large segments */
 	enum report_to report;
+	enum ring_layout layout;       /* default (0): split */
 	int tsc_khz_given;             /* lkvm.tsc_khz was on the line (else measured, see main.c) */
 };
 

@@ -2,13 +2,16 @@
  * net_drv.c -- bring up virtio-net for transmitting.
  *
  * Features are asked for only when the run wants them: EVENT_IDX only for
- * the event-idx policy (otherwise the host's NO_NOTIFY flag is the signal
- * the seed's algorithm reads), INDIRECT_DESC only for an indirect policy.
+ * the event-idx and event-desc policies (otherwise the host's NO_NOTIFY
+ * flag, or the packed ring's DISABLE, is the signal the seed's algorithm
+ * reads), INDIRECT_DESC only for an indirect policy, RING_PACKED only for
+ * lkvm.layout=packed -- and then every queue of the card is packed.
  * Interrupts start disabled on both queues; a workload turns them on only
  * to sleep.  The receive queue is only used by the tcp workload.
  */
 #include "net_drv.h"
 
+#include <linux/virtio_config.h>
 #include <linux/virtio_ids.h>
 #include <linux/virtio_mmio.h>
 #include <linux/virtio_net.h>
@@ -17,6 +20,21 @@
 #include "lguest_kvm_abi.h"
 #include "lib.h"
 #include "workloads.h"
+
+/* Each event policy reads the mark of one layout: avail_event is a split
+ * ring's, the desc event a packed ring's. */
+static bool policy_fits_layout(enum notify_kind kind, enum ring_layout layout)
+{
+	if (kind == NOTIFY_EVENT_IDX && layout != LAYOUT_SPLIT) {
+		printf("guest: policy event-idx needs the split ring (packed has event-desc)\n");
+		return false;
+	}
+	if (kind == NOTIFY_EVENT_DESC && layout != LAYOUT_PACKED) {
+		printf("guest: policy event-desc needs the packed ring (lkvm.layout=packed)\n");
+		return false;
+	}
+	return true;
+}
 
 int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct params *p, uint16_t rx_ring)
 {
@@ -27,8 +45,12 @@ int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct pa
 		printf("guest: unknown notification policy\n");
 		return -1;
 	}
-	if (pol.kind == NOTIFY_EVENT_IDX)
+	if (!policy_fits_layout(pol.kind, p->layout))
+		return -1;
+	if (pol.kind == NOTIFY_EVENT_IDX || pol.kind == NOTIFY_EVENT_DESC)
 		want |= 1ull << VIRTIO_RING_F_EVENT_IDX;
+	if (p->layout == LAYOUT_PACKED)
+		want |= 1ull << VIRTIO_F_RING_PACKED;
 	if (p->indirect != INDIRECT_NEVER)
 		want |= 1ull << VIRTIO_RING_F_INDIRECT_DESC;
 	if (p->tso)   /* the spec ties HOST_TSO4 to CSUM */

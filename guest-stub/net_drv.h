@@ -17,9 +17,9 @@ struct net_drv {
 	uint8_t mac[6];
 };
 
-/* Probe the device at `w`, negotiate what `p` asks for (event-idx,
- * indirect), set up both queues (receive ring of `rx_ring` slots) with the
- * TX policy.  0 on success. */
+/* Probe the device at `w`, negotiate what `p` asks for (event-idx or
+ * event-desc, indirect, the packed layout), set up both queues (receive
+ * ring of `rx_ring` slots) with the TX policy.  0 on success. */
 int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct params *p, uint16_t rx_ring);
 /* Split header+frame in `buf` into `nseg` descriptors: [hdr+frame] for 1,
  * else [hdr] then the frame in nseg-1 nearly equal parts (2008's layout). */

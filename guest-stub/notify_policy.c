@@ -1,7 +1,13 @@
 /*
  * notify_policy.c -- the notification decisions, transcribed from the seed
  * "virtio: threshold for notifications" (vring_kick / vring_add_buf) and
- * from <linux/virtio_ring.h> for event-idx.  Comments give the seed's steps.
+ * from <linux/virtio_ring.h> for event-idx; event-desc is the packed ring's
+ * counterpart (virtio 1.2, 2.8.10).  Comments give the seed's steps.
+ *
+ * Data flow: the driver (virtio_drv.c, vring_packed_drv.c) reads the rings
+ * into a struct kick_view; notify_policy_kick turns the view, and the
+ * policy's own state, into notify or not.  Nothing here touches memory the
+ * device can see.
  */
 #include "notify_policy.h"
 
@@ -43,6 +49,8 @@ bool notify_policy_parse(struct notify_policy *p, const char *s, uint32_t len, u
 		notify_policy_init(p, NOTIFY_DYNAMIC_EXACT, ring, 0);
 	else if (word_is(s, len, "event-idx"))
 		notify_policy_init(p, NOTIFY_EVENT_IDX, ring, 0);
+	else if (word_is(s, len, "event-desc"))
+		notify_policy_init(p, NOTIFY_EVENT_DESC, ring, 0);
 	else if (len > 7 && word_is(s, 7, "static:")) {
 		for (uint32_t i = 7; i < len; i++) {
 			if (s[i] < '0' || s[i] > '9' || n > 100000)
@@ -67,14 +75,70 @@ uint32_t notify_policy_outstanding(const struct notify_policy *p, uint16_t avail
 	return ((uint32_t)avail_idx + p->ring - used_idx) % p->ring;
 }
 
+/* A packed ring position (offset | wrap << 15) as the number of
+ * descriptors made available so far, mod 2 * ring.  The wrap counter
+ * starts at 1 and flips each time the position passes the end, so the laps
+ * go wrap 1, 0, 1, 0, ...: a lap with wrap 1 is an even lap.  Offset and
+ * wrap name a descriptor uniquely within two laps, and that is all the
+ * decision needs, because one kick publishes at most one ring's worth. */
+static uint32_t packed_lap_count(uint16_t pos, uint16_t ring)
+{
+	uint32_t off = pos & ~(1u << VRING_PACKED_EVENT_F_WRAP_CTR);
+
+	return pos >> VRING_PACKED_EVENT_F_WRAP_CTR ? off : off + ring;
+}
+
+/*
+ * The reasoning of Linux's virtqueue_kick_prepare_packed: the device's
+ * event offset is a descriptor of the current lap if its wrap counter is
+ * the driver's, else of the lap before; the kick made available the
+ * descriptors from old to new; notify iff the event is one of them.  Linux
+ * moves the event into the driver's 16-bit index space (minus the ring
+ * size for the lap before) and asks vring_need_event; here all three go
+ * onto the 2-lap circle of packed_lap_count and the question is asked
+ * there: is the event's distance from old less than new's?  The same
+ * answer for every offset inside the ring and every kick of at most a
+ * ring's worth (tests/unit/test_notify_policy.c checks it against a
+ * descriptor-by-descriptor model).
+ */
+bool notify_packed_need_event(uint16_t off_wrap, uint16_t old_pos, uint16_t new_pos, uint16_t ring)
+{
+	uint32_t span = 2u * ring, event, old, now;
+
+	if (!ring || (off_wrap & ~(1u << VRING_PACKED_EVENT_F_WRAP_CTR)) >= ring)
+		return true;
+	event = packed_lap_count(off_wrap, ring);
+	old = packed_lap_count(old_pos, ring);
+	now = packed_lap_count(new_pos, ring);
+	return (event + span - old) % span < (now + span - old) % span;
+}
+
+/* event-desc: the device's event suppression flags first (DISABLE: never;
+ * DESC: its descriptor; ENABLE, or the reserved 3: always), as Linux does. */
+static bool event_desc_kick(const struct notify_policy *p, const struct kick_view *v)
+{
+	if (v->host_no_notify)
+		return false;
+	if (!v->host_event_desc)
+		return true;
+	return notify_packed_need_event(v->event_off_wrap, v->old_pos, v->new_pos, p->ring);
+}
+
 bool notify_policy_kick(struct notify_policy *p, const struct kick_view *v)
 {
 	uint32_t added = (uint16_t)(v->new_idx - v->old_idx);
 	uint32_t obufs;
 	bool notify = false;
 
-	if (p->kind == NOTIFY_EVENT_IDX)
+	/* Each event policy reads the mark of its own layout; a view of the
+	 * other one has no such mark, and gets `always` (which net_drv_init
+	 * never lets happen: it pairs them). */
+	if (p->kind == NOTIFY_EVENT_IDX && !v->packed)
 		return vring_need_event(v->avail_event, v->new_idx, v->old_idx);
+	if (p->kind == NOTIFY_EVENT_DESC && v->packed)
+		return event_desc_kick(p, v);
+	if (p->kind == NOTIFY_EVENT_IDX || p->kind == NOTIFY_EVENT_DESC)
+		return !v->host_no_notify;
 	/* Prod other side to tell it about changes. */
 	if (!v->host_no_notify)
 		return true;

@@ -1,5 +1,8 @@
 /*
- * virtio_drv.c -- guest-side virtio-mmio transport and split virtqueue.
+ * virtio_drv.c -- guest-side virtio-mmio transport and split virtqueue, and
+ * the public gvq_* entry points of both ring layouts: each one hands a
+ * packed queue to vring_packed_drv.c (through vring_packed_drv.h) and runs
+ * the split ring here.
  *
  * The hot path is gvq_add + gvq_kick + gvq_get_used, all at CPL3.  Kick is
  * the seed's vring_kick: take the outstanding count, publish the new avail
@@ -15,6 +18,7 @@
  * shared table is written here and read only by the device.
  */
 #include "virtio_drv.h"
+#include "vring_packed_drv.h"
 
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
@@ -89,9 +93,21 @@ void virtio_drv_ack_interrupt(const struct virtio_dev *dev)
 	wr(dev, VIRTIO_MMIO_INTERRUPT_ACK, rd(dev, VIRTIO_MMIO_INTERRUPT_STATUS));
 }
 
+/* The split ring's three areas in one allocation, as vring_init lays them. */
+static void split_init(struct gvq *q, uint64_t *desc, uint64_t *avail, uint64_t *used)
+{
+	void *mem = alloc_pages(vring_size(q->num, 4096));
+
+	vring_init(&q->vr, q->num, mem, 4096);
+	*desc = virt_to_phys(q->vr.desc);
+	*avail = virt_to_phys(q->vr.avail);
+	*used = virt_to_phys(q->vr.used);
+}
+
 int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t num)
 {
-	void *mem;
+	uint64_t desc, driver, device;
+	enum notify_kind event_kind;
 
 	memset(q, 0, sizeof(*q));
 	wr(dev, VIRTIO_MMIO_QUEUE_SEL, index);
@@ -101,21 +117,29 @@ int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t nu
 	q->index = index;
 	q->num = num;
 	q->event_idx = dev->features & (1ull << VIRTIO_RING_F_EVENT_IDX);
-	mem = alloc_pages(vring_size(num, 4096));
-	vring_init(&q->vr, num, mem, 4096);
-	/* Zeroed: no chain in flight, no tables. */
+	q->packed = dev->features & (1ull << VIRTIO_F_RING_PACKED);
+	if (q->packed)
+		gvq_packed_init(q, &desc, &driver, &device);
+	else
+		split_init(q, &desc, &driver, &device);
+	/* Zeroed: no chain in flight, no tables.  Packed: `next` links the
+	 * free buffer IDs instead of descriptors. */
 	q->extra = alloc_pages(num * sizeof(*q->extra));
 	for (uint16_t i = 0; i + 1 < num; i++)
 		q->extra[i].next = i + 1;
 	q->num_free = num;
 	/* Until a workload picks one: notify unless the host said not to --
-	 * which, with EVENT_IDX, it says through avail_event, not the flag. */
-	notify_policy_init(&q->policy, q->event_idx ? NOTIFY_EVENT_IDX : NOTIFY_ALWAYS, num, 0);
+	 * which, with EVENT_IDX, it says through avail_event (packed: its
+	 * desc event), not the flag. */
+	event_kind = q->packed ? NOTIFY_EVENT_DESC : NOTIFY_EVENT_IDX;
+	notify_policy_init(&q->policy, q->event_idx ? event_kind : NOTIFY_ALWAYS, num, 0);
 
+	/* Packed: QueueAvail is the driver area (our event suppression),
+	 * QueueUsed the device area (theirs). */
 	wr(dev, VIRTIO_MMIO_QUEUE_NUM, num);
-	wr64(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, virt_to_phys(q->vr.desc));
-	wr64(dev, VIRTIO_MMIO_QUEUE_AVAIL_LOW, virt_to_phys(q->vr.avail));
-	wr64(dev, VIRTIO_MMIO_QUEUE_USED_LOW, virt_to_phys(q->vr.used));
+	wr64(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, desc);
+	wr64(dev, VIRTIO_MMIO_QUEUE_AVAIL_LOW, driver);
+	wr64(dev, VIRTIO_MMIO_QUEUE_USED_LOW, device);
 	wr(dev, VIRTIO_MMIO_QUEUE_READY, 1);
 	return rd(dev, VIRTIO_MMIO_QUEUE_READY) ? 0 : -1;
 }
@@ -129,14 +153,17 @@ int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t nu
  * ever made (made <= cap), so a release cannot overflow it; it grows only
  * when a new table is made with the stack empty, so nothing needs copying,
  * and the old, smaller stack is simply dropped (alloc_pages never frees). */
-#define ITABLE_MAX 16
+#define ITABLE_MAX GVQ_ITABLE_MAX
 struct itable_pool {
-	struct vring_desc **free;   /* [cap]: free[0..nfree) are free tables */
+	void **free;                /* [cap]: free[0..nfree) are free tables */
 	uint32_t nfree, made, cap;
 };
 static struct itable_pool itable_pool[ITABLE_MAX + 1];
 
-static struct vring_desc *itable_alloc(unsigned n)
+/* A packed table entry is a split one's size, so one pool serves both. */
+_Static_assert(sizeof(struct vring_packed_desc) == sizeof(struct vring_desc), "16-byte table entries");
+
+void *gvq_itable_alloc(unsigned n)
 {
 	struct itable_pool *p = &itable_pool[n];
 
@@ -150,28 +177,40 @@ static struct vring_desc *itable_alloc(unsigned n)
 	return alloc_pages(n * sizeof(struct vring_desc));
 }
 
-static void itable_release(struct vring_desc *t, unsigned n)
+void gvq_itable_release(void *t, unsigned n)
 {
 	struct itable_pool *p = &itable_pool[n];
 
 	p->free[p->nfree++] = t;    /* nfree < made <= cap: each table is out once */
 }
 
-bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, bool indirect)
+unsigned gvq_descs_needed(struct gvq *q, unsigned n, bool *indirect)
 {
-	unsigned need = indirect ? 1 : n;
-	uint16_t head = q->free_head, i = head;
+	unsigned need = *indirect ? 1 : n;
 
 	if (n == 0 || n > q->num)
-		return false;
-	if (indirect && n > ITABLE_MAX)
-		indirect = false, need = n;
+		return 0;
+	if (*indirect && n > ITABLE_MAX)
+		*indirect = false, need = n;
 	if (q->num_free < need) {
 		q->ring_full++;
-		return false;
+		return 0;
 	}
+	return need;
+}
+
+bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, bool indirect)
+{
+	uint16_t head = q->free_head, i = head;
+	unsigned need;
+
+	if (q->packed)
+		return gvq_packed_add(q, seg, n, token, indirect);
+	need = gvq_descs_needed(q, n, &indirect);
+	if (!need)
+		return false;
 	if (indirect) {
-		struct vring_desc *t = itable_alloc(n);
+		struct vring_desc *t = gvq_itable_alloc(n);
 
 		for (unsigned k = 0; k < n; k++) {
 			t[k].addr = virt_to_phys(seg[k].addr);
@@ -214,17 +253,31 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 	return true;
 }
 
+void gvq_kick_decide(struct gvq *q, const struct kick_view *v)
+{
+	if (notify_policy_outstanding(&q->policy, v->old_idx, v->used_idx) == 0 &&
+	    (uint16_t)(v->old_idx - v->used_idx) == q->num)
+		q->full_reads_zero++;
+	if (notify_policy_kick(&q->policy, v)) {
+		q->notifies++;
+		mmio_write32(q->dev->base + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
+	} else {
+		q->suppressed++;
+	}
+}
+
 void gvq_kick(struct gvq *q)
 {
-	struct kick_view v;
+	struct kick_view v = { .packed = false };
 
+	if (q->packed) {
+		gvq_packed_kick(q);
+		return;
+	}
 	q->kicks++;
 	v.old_idx = q->avail_published;
 	v.new_idx = q->avail_shadow;
 	v.used_idx = *(volatile uint16_t *)&q->vr.used->idx;
-	if (notify_policy_outstanding(&q->policy, v.old_idx, v.used_idx) == 0 &&
-	    (uint16_t)(v.old_idx - v.used_idx) == q->num)
-		q->full_reads_zero++;
 	/* Descriptors and avail entries must be visible before the new index
 	 * (x86 keeps store order; the compiler must too). */
 	barrier();
@@ -234,17 +287,13 @@ void gvq_kick(struct gvq *q)
 	mb();
 	v.host_no_notify = *(volatile uint16_t *)&q->vr.used->flags & VRING_USED_F_NO_NOTIFY;
 	v.avail_event = *(volatile uint16_t *)&vring_avail_event(&q->vr);
-	if (notify_policy_kick(&q->policy, &v)) {
-		q->notifies++;
-		mmio_write32(q->dev->base + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
-	} else {
-		q->suppressed++;
-	}
+	gvq_kick_decide(q, &v);
 }
 
 void gvq_notify_full(struct gvq *q)
 {
-	bool no_notify = *(volatile uint16_t *)&q->vr.used->flags & VRING_USED_F_NO_NOTIFY;
+	bool no_notify = q->packed ? gvq_packed_host_no_notify(q)
+				   : *(volatile uint16_t *)&q->vr.used->flags & VRING_USED_F_NO_NOTIFY;
 
 	/* We notify *even if* VRING_USED_F_NO_NOTIFY is set here. */
 	q->forced++;
@@ -255,6 +304,8 @@ void gvq_notify_full(struct gvq *q)
 
 bool gvq_has_used(const struct gvq *q)
 {
+	if (q->packed)
+		return gvq_packed_has_used(q);
 	return *(volatile uint16_t *)&q->vr.used->idx != q->last_used;
 }
 
@@ -264,6 +315,8 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 	uint16_t head, n, last;
 	void *token;
 
+	if (q->packed)
+		return gvq_packed_get_used(q, len);
 	if (!gvq_has_used(q))
 		return 0;
 	barrier(); /* read the element after the index that covers it */
@@ -277,7 +330,7 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 	if (q->extra[head].itable) {
 		/* Our own record of the table and its size, not desc.addr/len:
 		 * the device can write those. */
-		itable_release(q->extra[head].itable, q->extra[head].itable_entries);
+		gvq_itable_release(q->extra[head].itable, q->extra[head].itable_entries);
 		q->extra[head].itable = 0;
 	}
 	/* Return the chain to the free list by our own links, not desc[].next:
@@ -300,6 +353,10 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 
 void gvq_disable_interrupts(struct gvq *q)
 {
+	if (q->packed) {
+		gvq_packed_disable_interrupts(q);
+		return;
+	}
 	q->interrupts_off = true;
 	if (q->event_idx)
 		vring_used_event(&q->vr) = q->last_used - 0x8000; /* half a wrap away */
@@ -309,6 +366,8 @@ void gvq_disable_interrupts(struct gvq *q)
 
 bool gvq_enable_interrupts(struct gvq *q)
 {
+	if (q->packed)
+		return gvq_packed_enable_interrupts(q);
 	q->interrupts_off = false;
 	if (q->event_idx)
 		*(volatile uint16_t *)&vring_used_event(&q->vr) = q->last_used;
@@ -322,5 +381,7 @@ bool gvq_enable_interrupts(struct gvq *q)
 
 uint16_t gvq_outstanding(const struct gvq *q)
 {
+	if (q->packed)
+		return gvq_packed_outstanding(q);
 	return (uint16_t)(q->avail_published - *(volatile uint16_t *)&q->vr.used->idx);
 }

@@ -1,9 +1,11 @@
 /*
- * virtio_drv.h -- the guest's virtio-mmio driver and split virtqueue.
+ * virtio_drv.h -- the guest's virtio-mmio driver and its virtqueues: split
+ * (virtio_drv.c) or packed (vring_packed_drv.c), behind one interface.
  *
  * A device is found from a virtio_mmio.device= word; virtio_drv_probe() does
  * the status dance and feature negotiation, gvq_setup() allocates and
- * announces a queue.  The queue keeps its own copies of what it must not
+ * announces a queue -- packed when VIRTIO_F_RING_PACKED was negotiated,
+ * split otherwise.  The queue keeps its own copies of what it must not
  * take back from shared memory (published avail index, chain lengths,
  * tokens, indirect table sizes) and checks what the device writes (used ids
  * against outstanding heads).
@@ -18,6 +20,13 @@
  * desc[].next, the descriptors that come back are exactly those that went
  * out.  The free indirect tables are likewise kept on a private stack, not
  * linked through the tables' own (device-visible) bytes.
+ *
+ * A packed ring has no next links and no indices: a chain is consecutive
+ * ring slots, and a buffer is named by a buffer ID the driver picks.  There
+ * the same private array is indexed by buffer ID (its free list is the free
+ * IDs), and the driver keeps its own counts of buffers made available and
+ * reclaimed (avail_shadow, avail_published, last_used), so that the policies
+ * and gvq_outstanding() see the numbers a split ring's indices would give.
  */
 #ifndef VIRTIO_DRV_H
 #define VIRTIO_DRV_H
@@ -41,25 +50,54 @@ struct gvq_seg {
 	bool device_writes;
 };
 
-/* What the driver remembers about descriptor i, where the device cannot
- * reach it.  `next` is meaningful for every descriptor; the rest only for
- * the head of a chain in flight (chain_len != 0). */
+/* What the driver remembers about descriptor i (split) or buffer ID i
+ * (packed), where the device cannot reach it.  `next` is meaningful for
+ * every entry; the rest only for a buffer in flight (chain_len != 0). */
 struct gvq_desc_extra {
 	void *token;                /* head: the caller's cookie */
-	struct vring_desc *itable;  /* head: indirect table to release, or 0 */
-	uint16_t next;              /* next in our chain, or in the free list */
-	uint16_t chain_len;         /* head: ring descriptors it holds; 0 = not in flight */
+	void *itable;               /* head: indirect table to release, or 0 (16-byte
+				     * entries: struct vring_desc or vring_packed_desc) */
+	uint16_t next;              /* split: next in our chain, or in the free list;
+				     * packed: next free buffer ID */
+	uint16_t chain_len;         /* ring descriptors it holds; 0 = not in flight */
 	uint8_t itable_entries;     /* head: that table's size class */
+};
+
+/* Packed: a buffer added but not yet published.  Its head's flags wait
+ * here, so that gvq_kick is where buffers become visible on both layouts. */
+struct gvq_pending {
+	uint16_t slot;              /* ring slot of the head descriptor */
+	uint16_t flags;             /* the head's flags, to be written last */
+	uint16_t id;                /* its buffer ID */
+	uint16_t chain_len;         /* ring slots it holds */
+};
+
+/* Packed ring state (virtio 1.2, 2.8).  Positions are slots, each with the
+ * ring wrap counter of the lap it is in; both counters start at 1. */
+struct gvq_packed {
+	struct vring_packed_desc *desc;          /* [num]: the descriptor ring */
+	struct vring_packed_desc_event *driver;  /* driver area: ours, for interrupts */
+	struct vring_packed_desc_event *device;  /* device area: the device's, for notifies */
+	struct gvq_pending *pending;             /* [num], private, by avail_shadow % num */
+	uint16_t next_avail;        /* slot the next added descriptor goes to */
+	uint16_t next_used;         /* slot the device writes its next used descriptor to */
+	uint16_t published_pos;     /* next avail position | wrap << 15 at the last kick */
+	bool avail_wrap;            /* driver ring wrap counter at next_avail */
+	bool used_wrap;             /* the device's counter at next_used, as we follow it */
 };
 
 struct gvq {
 	struct virtio_dev *dev;
 	uint16_t index, num;
-	struct vring vr;
-	uint16_t free_head, num_free;   /* free list through extra[].next */
-	uint16_t avail_shadow;      /* next avail idx (published at kick) */
-	uint16_t avail_published;
-	uint16_t last_used;
+	bool packed;                /* VIRTIO_F_RING_PACKED: pk below, vr unused */
+	struct vring vr;            /* split */
+	struct gvq_packed pk;       /* packed */
+	/* free list through extra[].next (packed: of buffer IDs); num_free
+	 * counts free descriptors (packed: ring slots) on both layouts */
+	uint16_t free_head, num_free;
+	uint16_t avail_shadow;      /* next avail idx (published at kick); packed: buffers added */
+	uint16_t avail_published;   /* packed: buffers published */
+	uint16_t last_used;         /* packed: buffers reclaimed */
 	bool event_idx;
 	bool interrupts_off;
 	struct notify_policy policy;
@@ -79,6 +117,8 @@ void virtio_drv_fail(struct virtio_dev *dev);
 bool virtio_drv_needs_reset(const struct virtio_dev *dev);
 void virtio_drv_ack_interrupt(const struct virtio_dev *dev);
 
+/* Allocate and announce queue `index`: packed if dev->features has
+ * VIRTIO_F_RING_PACKED, split otherwise. */
 int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t num);
 
 /* Add one buffer of `n` segments, as direct descriptors or through an
@@ -91,10 +131,13 @@ void gvq_notify_full(struct gvq *q);
 /* Next completed buffer's token, or 0. */
 void *gvq_get_used(struct gvq *q, uint32_t *len);
 bool gvq_has_used(const struct gvq *q);
-/* Interrupts for this queue: off (NO_INTERRUPT / stale used_event) or on;
- * enabling returns false if buffers were used meanwhile (caller re-polls). */
+/* Interrupts for this queue: off (NO_INTERRUPT / stale used_event; packed:
+ * driver event flags DISABLE) or on (packed: ENABLE, or DESC at the next
+ * used position with EVENT_IDX); enabling returns false if buffers were
+ * used meanwhile (caller re-polls). */
 void gvq_disable_interrupts(struct gvq *q);
 bool gvq_enable_interrupts(struct gvq *q);
+/* Buffers published and not yet used by the device (not: not yet reclaimed). */
 uint16_t gvq_outstanding(const struct gvq *q);
 
 #endif

@@ -181,6 +181,11 @@ int workload_fault(const struct params *p)
 		printf("guest: spinning forever on purpose\n");
 		for (;;)
 			cpu_relax();
+	} else if (len > 8 && !memcmp(f, "hostile-", 8) && p->layout != LAYOUT_SPLIT) {
+		/* They write split rings by hand (n.tx.vr), which a packed
+		 * queue does not have. */
+		printf("guest: the hostile-* faults build split rings: not with lkvm.layout=packed\n");
+		return LKVM_STATUS_FAILED;
 	} else if (word_eq(f, len, "hostile-flood")) {
 		return flood(p);
 	} else if (len > 8 && !memcmp(f, "hostile-", 8)) {

@@ -27,14 +27,18 @@
  * through the device's deliver callback.  Some operations are shortcuts a
  * guest driver would take in several steps (the whole init sequence,
  * posting a valid frame or a receive buffer): they only write registers and
- * RAM, but let the fuzzer reach deep states without guessing them.
+ * RAM, but let the fuzzer reach deep states without guessing them.  The
+ * init sequence may ask for VIRTIO_F_RING_PACKED; on such a queue the
+ * descriptor shortcuts write packed slots instead, so the same devices run
+ * over the packed layout.
  *
  * After every step the invariants are checked and any violation aborts:
  * counters never go backwards; a broken queue stays broken and
  * NEEDS_RESET stays set until a reset, which clears everything; a broken
  * queue always comes with NEEDS_RESET, and every new error with a
  * configuration-change interrupt; a ready queue lies in RAM, has a valid
- * size and exists only after FEATURES_OK; every popped chain was returned;
+ * size, has the layout the features say and exists only after
+ * FEATURES_OK; every popped chain was returned (packed: nothing in flight);
  * every interrupt counted reached the line (an eventfd); every transmitted
  * chain is accounted for by the backend; what the tap received matches
  * what the device says it wrote, with a zero header unless offloads were
@@ -134,7 +138,7 @@ static uint8_t scratch[HDR + LKVM_FRAME_MAX + 2];
 static struct {
 	unsigned long queues_enabled, console_out_bytes, console_in_bytes, tx_chains, sink_good, tap_frames,
 		slirp_replies, slirp_refused, tap_hdr_refused, rx_frames, rx_dropped, broken_queues, violations, recovered, continuations,
-		timer_work, programs;
+		timer_work, programs, packed_queues, packed_tx_chains;
 } reached;
 
 /* ---- the input ---- */
@@ -240,6 +244,20 @@ static bool power_of_two(unsigned n)
 	return n && !(n & (n - 1));
 }
 
+/* A ready packed queue (a driver that accepted RING_PACKED): its three
+ * areas in RAM where the driver put them, positions inside the ring, and
+ * every chain the device took given back (nothing in flight). */
+static void check_packed(const struct vq *vq)
+{
+	CHECK(vq->num >= 1 && vq->num <= VQ_MAX_SIZE);
+	CHECK(gmem_ptr(&gm, vq->desc_gpa, 16ull * vq->num) == (void *)vq->pk.desc);
+	CHECK(gmem_ptr(&gm, vq->avail_gpa, 4) == (void *)vq->pk.driver);
+	CHECK(gmem_ptr(&gm, vq->used_gpa, 4) == (void *)vq->pk.device);
+	CHECK(vq->pk.next_avail < vq->num && vq->pk.next_used < vq->num);
+	CHECK(vq->pk.in_flight == 0 && vq->pk.next_avail == vq->pk.next_used &&
+	      vq->pk.avail_wrap == vq->pk.used_wrap);
+}
+
 static void check_dev(unsigned which, const struct dev_snap *before, bool was_reset)
 {
 	struct virtio_mmio_dev *d = dev_of(which);
@@ -271,8 +289,13 @@ static void check_dev(unsigned which, const struct dev_snap *before, bool was_re
 		if (!vq->ready)
 			continue;
 		if (!before->ready[q])
-			reached.queues_enabled++;
+			reached.queues_enabled++, reached.packed_queues += vq->packed;
 		CHECK(status & VIRTIO_CONFIG_S_FEATURES_OK);
+		CHECK(vq->packed == virtio_mmio_has_feature(d, VIRTIO_F_RING_PACKED));
+		if (vq->packed) {
+			check_packed(vq);
+			continue;
+		}
 		CHECK(power_of_two(vq->num) && vq->num <= VQ_MAX_SIZE);
 		CHECK(gmem_ptr(&gm, vq->desc_gpa, 16ull * vq->num) == (void *)vq->desc);
 		CHECK(gmem_ptr(&gm, vq->avail_gpa, 6ull + 2 * vq->num) == (void *)vq->avail);
@@ -379,22 +402,43 @@ static uint32_t rd(unsigned which, uint64_t off)
 	return value;
 }
 
-/* The queue's rings as the guest registered them, if they fit in RAM. */
+/* The queue's rings as the guest registered them, if they fit in RAM
+ * (packed: any size, a 4-byte driver area). */
 static struct vq *guest_view(unsigned which, unsigned q)
 {
 	struct vq *vq = &dev_of(which)->vqs[q];
+	bool size_ok = vq->packed ? vq->num >= 1 : power_of_two(vq->num);
 
-	if (!power_of_two(vq->num) || vq->num > VQ_MAX_SIZE ||
-	    !gmem_ptr(&gm, vq->desc_gpa, 16ull * vq->num) ||
-	    !gmem_ptr(&gm, vq->avail_gpa, 6ull + 2 * vq->num))
+	if (!size_ok || vq->num > VQ_MAX_SIZE || !gmem_ptr(&gm, vq->desc_gpa, 16ull * vq->num) ||
+	    !gmem_ptr(&gm, vq->avail_gpa, vq->packed ? 4 : 6ull + 2 * vq->num))
 		return NULL;
 	return vq;
+}
+
+/* A packed queue's slot i, made available at once: on the lap the device
+ * will reach it on (this one from its next_avail on, the next one before
+ * it), its ID the slot's own index.  A NEXT chain goes on in slot i + 1,
+ * as a packed one must; `next` has no place in a packed descriptor. */
+static void put_packed_desc(const struct vq *vq, unsigned i, uint64_t addr, uint32_t len, uint16_t flags)
+{
+	uint16_t slot = (uint16_t)(i % vq->num);
+	bool wrap = slot >= vq->pk.next_avail ? vq->pk.avail_wrap : !vq->pk.avail_wrap;
+	struct vring_packed_desc d = {
+		.addr = addr, .len = len, .id = slot,
+		.flags = (uint16_t)(flags | (wrap ? 1u << VRING_PACKED_DESC_F_AVAIL : 1u << VRING_PACKED_DESC_F_USED)),
+	};
+
+	memcpy(gm.host + vq->desc_gpa + 16ull * slot, &d, sizeof(d));
 }
 
 static void put_desc(const struct vq *vq, unsigned i, uint64_t addr, uint32_t len, uint16_t flags, uint16_t next)
 {
 	struct vring_desc d = { .addr = addr, .len = len, .flags = flags, .next = next };
 
+	if (vq->packed) {
+		put_packed_desc(vq, i, addr, len, flags);
+		return;
+	}
 	memcpy(gm.host + vq->desc_gpa + 16ull * (i % vq->num), &d, sizeof(d));
 }
 
@@ -403,6 +447,8 @@ static void publish(const struct vq *vq, uint16_t head)
 	uint8_t *avail = gm.host + vq->avail_gpa;
 	uint16_t idx;
 
+	if (vq->packed)
+		return;   /* a packed slot is published by its own flags */
 	memcpy(&idx, avail + 2, 2);
 	memcpy(avail + 4 + 2 * (idx % vq->num), &head, 2);
 	idx++;
@@ -520,14 +566,18 @@ static size_t make_tcp_frame(uint8_t *f, unsigned payload, struct reader *r)
 static void driver_init(unsigned which, struct reader *r)
 {
 	uint32_t features = take32(r);
+	uint32_t word0 = features & ~(1u << 31);
 
 	wr(which, VIRTIO_MMIO_STATUS, 0);
 	wr(which, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
 	wr(which, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
 	wr(which, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
-	wr(which, VIRTIO_MMIO_DRIVER_FEATURES, features);
+	wr(which, VIRTIO_MMIO_DRIVER_FEATURES, word0);
 	wr(which, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
-	wr(which, VIRTIO_MMIO_DRIVER_FEATURES, 1);   /* VERSION_1 */
+	/* VERSION_1, and RING_PACKED when the word's bit 31 (offered by no
+	 * device) asks for it: the rings then go unrecognised by the split
+	 * shortcuts below, which is itself a hostile driver. */
+	wr(which, VIRTIO_MMIO_DRIVER_FEATURES, 1 | (features >> 31) << (VIRTIO_F_RING_PACKED - 32));
 	wr(which, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK);
 	if (!(rd(which, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK))
 		return;   /* refused, as a driver would find on its re-read */
@@ -779,6 +829,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reached.console_out_bytes += con->bytes_out;
 	reached.console_in_bytes += con->bytes_in;
 	reached.tx_chains += net->st.buffers_by_notify + net->st.buffers_by_timer;
+	if (net->mmio.vqs[NET_TX].packed)   /* the net device, unchanged, on a packed ring */
+		reached.packed_tx_chains += net->st.buffers_by_notify + net->st.buffers_by_timer;
 	reached.sink_good += net->sink.frames;
 	reached.tap_frames += net->tap.frames;
 	reached.slirp_replies += net->slirp.frames_to_guest;
@@ -854,7 +906,8 @@ static void gen_program(struct prog *p, bool plausible)
 {
 	/* Offered by net: MAC, EVENT_IDX, INDIRECT (+ CSUM, HOST_TSO4). */
 	static const uint32_t net_features[] = { 0, 1u << 5, 1u << 29, 1u << 28, (1u << 29) | (1u << 28) | (1u << 5),
-						  1u | 1u << 11, 1u << 6 /* not offered */ };
+						  1u | 1u << 11, 1u << 6 /* not offered */,
+						  1u << 31 | 1u << 29 | 1u << 28 /* RING_PACKED (driver_init) */ };
 	unsigned steps = 20 + below(120);
 
 	p->n = 0;
@@ -1004,18 +1057,18 @@ int main(int argc, char **argv)
 	printf("%u corpus files, %lu programs: %lu queues enabled, %lu console bytes out, %lu in, "
 	       "%lu TX chains, %lu good sink frames, %lu tap frames (%lu headers refused), %lu slirp replies (%lu frames refused by the gate), %lu RX frames, "
 	       "%lu RX drops, %lu queues broken, %lu violations, %lu recoveries by reset, "
-	       "%lu continuations, %lu timer drains with work\n",
+	       "%lu continuations, %lu timer drains with work, %lu packed queues (%lu TX chains)\n",
 	       files, reached.programs, reached.queues_enabled, reached.console_out_bytes, reached.console_in_bytes,
 	       reached.tx_chains, reached.sink_good, reached.tap_frames, reached.tap_hdr_refused, reached.slirp_replies, reached.slirp_refused, reached.rx_frames,
 	       reached.rx_dropped, reached.broken_queues, reached.violations, reached.recovered,
-	       reached.continuations, reached.timer_work);
+	       reached.continuations, reached.timer_work, reached.packed_queues, reached.packed_tx_chains);
 	/* Worth something only if the programs got past the register file
 	 * into every device path, and into its failures. */
 	if (!reached.queues_enabled || !reached.console_out_bytes || !reached.console_in_bytes ||
 	    !reached.sink_good || !reached.tap_frames || !reached.tap_hdr_refused || !reached.slirp_replies ||
 	    !reached.slirp_refused || !reached.rx_frames ||
 	    !reached.rx_dropped || !reached.broken_queues || !reached.violations || !reached.recovered ||
-	    !reached.continuations || !reached.timer_work) {
+	    !reached.continuations || !reached.timer_work || !reached.packed_tx_chains) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}

@@ -1,4 +1,4 @@
-# libfuzzer_smoke.sh -- the three libFuzzer targets, for real, for a few
+# libfuzzer_smoke.sh -- the four libFuzzer targets, for real, for a few
 # seconds each: a clang build of its own (-Dfuzz=true, ASan+UBSan) in a
 # temporary folder, each target started from its seed corpus.  It proves the
 # fuzzers build and run, and that a short run finds nothing; the long runs
@@ -21,7 +21,8 @@ bad() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
 
 # Only the fuzz binaries: the guest stub is built with gcc's flags.
 if ! CC=clang meson setup "$WORK/build" "$SRC" -Dfuzz=true >"$WORK/setup.log" 2>&1 ||
-   ! ninja -C "$WORK/build" tests/fuzz/fuzz-virtqueue tests/fuzz/fuzz-devices tests/fuzz/fuzz-elf \
+   ! ninja -C "$WORK/build" tests/fuzz/fuzz-virtqueue tests/fuzz/fuzz-vring-packed tests/fuzz/fuzz-devices \
+	tests/fuzz/fuzz-elf \
 	>"$WORK/build.log" 2>&1; then
 	tail -20 "$WORK/setup.log" "$WORK/build.log"
 	bad "the clang build of the libFuzzer targets"
@@ -30,7 +31,7 @@ if ! CC=clang meson setup "$WORK/build" "$SRC" -Dfuzz=true >"$WORK/setup.log" 2>
 fi
 ok "the clang build of the libFuzzer targets"
 
-for target in virtqueue devices elf; do
+for target in virtqueue vring-packed devices elf; do
 	corpus=$WORK/corpus-$target
 	mkdir -p "$corpus"
 	[ -d "$SRC/tests/fuzz/corpus/$target" ] && cp "$SRC/tests/fuzz/corpus/$target/"* "$corpus/"

@@ -23,6 +23,20 @@ static struct kick_view kv(uint16_t old_idx, uint16_t new_idx, uint16_t used_idx
 				   .host_no_notify = no_notify };
 }
 
+/* A packed ring's kick: the same buffer counts, the device's event flags
+ * (DISABLE, ENABLE or DESC), its off_wrap, and the driver's positions
+ * before and after publishing (offset | wrap << 15). */
+static struct kick_view pkv(uint16_t old_idx, uint16_t new_idx, uint16_t used_idx, uint16_t event_flags,
+			    uint16_t off_wrap, uint16_t old_pos, uint16_t new_pos)
+{
+	return (struct kick_view){ .old_idx = old_idx, .new_idx = new_idx, .used_idx = used_idx,
+				   .host_no_notify = event_flags == VRING_PACKED_EVENT_FLAG_DISABLE,
+				   .packed = true, .host_event_desc = event_flags == VRING_PACKED_EVENT_FLAG_DESC,
+				   .event_off_wrap = off_wrap, .old_pos = old_pos, .new_pos = new_pos };
+}
+
+#define W1 (1u << VRING_PACKED_EVENT_F_WRAP_CTR)   /* wrap counter 1 in a position */
+
 static bool parse(struct notify_policy *p, const char *s, uint16_t ring)
 {
 	return notify_policy_parse(p, s, (uint32_t)strlen(s), ring);
@@ -299,6 +313,9 @@ static void test_parse(void)
 	CHECK(parse(&p, "dynamic-exact", 256) && p.kind == NOTIFY_DYNAMIC_EXACT && p.threshold == 128,
 	      "parse dynamic-exact (ring 256, threshold 128)");
 	CHECK(parse(&p, "event-idx", 128) && p.kind == NOTIFY_EVENT_IDX, "parse event-idx");
+	CHECK(parse(&p, "event-desc", 128) && p.kind == NOTIFY_EVENT_DESC && p.threshold == 0,
+	      "parse event-desc (threshold 0)");
+	CHECK(!parse(&p, "event-des", 128) && !parse(&p, "event-descx", 128), "reject event-des, event-descx");
 	CHECK(parse(&p, "static:128", 128) && p.kind == NOTIFY_STATIC && p.threshold == 128,
 	      "parse static:128 (= ring)");
 	CHECK(parse(&p, "static:0", 128) && p.threshold == 0, "parse static:0");
@@ -341,6 +358,179 @@ static void test_indirect(void)
 	CHECK(!indirect_use(INDIRECT_THRESHOLD, 16, 2, 0), "threshold: 0 free -> not indirect");
 }
 
+/* ---- the packed ring ------------------------------------------------------ */
+
+/* The model of event-desc, one descriptor at a time: the driver stands at
+ * (slot, wrap) and publishes d descriptors, each at its slot with its wrap
+ * counter, stepping to slot 0 and flipping the counter at the end of the
+ * ring (virtio 1.2, 2.8.1).  Was (eoff, ewrap) among them? */
+static bool model_published(unsigned slot, unsigned wrap, unsigned d, unsigned eoff, unsigned ewrap, unsigned ring)
+{
+	for (unsigned i = 0; i < d; i++) {
+		if (slot == eoff && wrap == ewrap)
+			return true;
+		if (++slot == ring)
+			slot = 0, wrap ^= 1;
+	}
+	return false;
+}
+
+/* Every start position and wrap, every kick size 0..ring, every event
+ * offset and wrap, rings 1..16: notify_packed_need_event and the policy's
+ * kick against the model. */
+static void test_event_desc_model(void)
+{
+	for (unsigned ring = 1; ring <= 16; ring++) {
+		uint64_t cases = 0, bad = 0, bad_kick = 0, flips = 0;
+		struct notify_policy p;
+
+		notify_policy_init(&p, NOTIFY_EVENT_DESC, (uint16_t)ring, 0);
+		for (unsigned slot = 0; slot < ring; slot++) {
+			for (unsigned wrap = 0; wrap < 2; wrap++) {
+				for (unsigned d = 0; d <= ring; d++) {
+					unsigned nslot = (slot + d) % ring, nwrap = wrap ^ ((slot + d) / ring);
+					uint16_t old_pos = (uint16_t)(slot | wrap * W1), new_pos = (uint16_t)(nslot | nwrap * W1);
+
+					flips += nwrap != wrap;
+					for (unsigned eoff = 0; eoff < ring; eoff++) {
+						for (unsigned ewrap = 0; ewrap < 2; ewrap++) {
+							uint16_t ow = (uint16_t)(eoff | ewrap * W1);
+							bool want = model_published(slot, wrap, d, eoff, ewrap, ring);
+							struct kick_view v = pkv(7, (uint16_t)(7 + d), 3, VRING_PACKED_EVENT_FLAG_DESC,
+										 ow, old_pos, new_pos);
+
+							cases++;
+							bad += notify_packed_need_event(ow, old_pos, new_pos, (uint16_t)ring) != want;
+							bad_kick += notify_policy_kick(&p, &v) != want;
+						}
+					}
+				}
+			}
+		}
+		CHECK(bad == 0 && bad_kick == 0 && p.threshold == 0,
+		      "event-desc, ring %2u: every start (slot, wrap), kick 0..%u, event (offset, wrap) as the "
+		      "descriptor-by-descriptor model (%llu cases, %llu wrap flips; %llu bad, %llu bad kicks)",
+		      ring, ring, (unsigned long long)cases, (unsigned long long)flips, (unsigned long long)bad,
+		      (unsigned long long)bad_kick);
+	}
+}
+
+/* Hand-worked kicks on a ring of 8. */
+static void test_event_desc_hand(void)
+{
+	struct notify_policy p;
+	struct kick_view v;
+
+	notify_policy_init(&p, NOTIFY_EVENT_DESC, 8, 0);
+	/* A fresh ring: the driver at slot 0, wrap 1; a kick publishes 0, 1,
+	 * 2 (wrap 1) and stands at 3|W1.  The device (counter 1 too) asks
+	 * for slot 0 of wrap 1: the first descriptor -> notify. */
+	v = pkv(0, 3, 0, VRING_PACKED_EVENT_FLAG_DESC, 0 | W1, 0 | W1, 3 | W1);
+	CHECK(notify_policy_kick(&p, &v), "ring 8, publish 0..2 (wrap 1), event 0|w1: notify");
+	/* event 3|w1 is the next one, not yet published */
+	v.event_off_wrap = 3 | W1;
+	CHECK(!notify_policy_kick(&p, &v), "event 3|w1 = the new position: not yet published, no notify");
+	/* event 2|w0 is slot 2 of the next lap */
+	v.event_off_wrap = 2;
+	CHECK(!notify_policy_kick(&p, &v), "event 2|w0: slot 2 one lap ahead, no notify");
+	/* Across the wrap: from 6|w1 publish 6, 7 (wrap 1), 0 (wrap 0) -> 1|w0. */
+	v = pkv(20, 23, 18, VRING_PACKED_EVENT_FLAG_DESC, 0, 6 | W1, 1);
+	CHECK(notify_policy_kick(&p, &v), "6|w1 -> 1|w0 (the counter flips): event 0|w0 was published, notify");
+	v.event_off_wrap = 7 | W1;
+	CHECK(notify_policy_kick(&p, &v), "6|w1 -> 1|w0: event 7|w1 published before the flip, notify");
+	v.event_off_wrap = 0 | W1;
+	CHECK(!notify_policy_kick(&p, &v), "6|w1 -> 1|w0: event 0|w1 is a lap old, no notify");
+	v.event_off_wrap = 5 | W1;
+	CHECK(!notify_policy_kick(&p, &v), "6|w1 -> 1|w0: event 5|w1 was published by an earlier kick, no notify");
+	v.event_off_wrap = 1;
+	CHECK(!notify_policy_kick(&p, &v), "6|w1 -> 1|w0: event 1|w0 is next, no notify");
+	/* A whole ring in one kick: from 5|w0 to 5|w1 publishes every slot once. */
+	v = pkv(0, 8, 0, VRING_PACKED_EVENT_FLAG_DESC, 4 | W1, 5, 5 | W1);
+	CHECK(notify_policy_kick(&p, &v), "a full lap 5|w0 -> 5|w1: event 4|w1 (the last) published, notify");
+	v.event_off_wrap = 5 | W1;
+	CHECK(!notify_policy_kick(&p, &v), "a full lap 5|w0 -> 5|w1: event 5|w1 is next, no notify");
+	v.event_off_wrap = 5;
+	CHECK(notify_policy_kick(&p, &v), "a full lap 5|w0 -> 5|w1: event 5|w0 (the first) published, notify");
+	/* An empty kick never notifies under DESC. */
+	v = pkv(4, 4, 0, VRING_PACKED_EVENT_FLAG_DESC, 4 | W1, 4 | W1, 4 | W1);
+	CHECK(!notify_policy_kick(&p, &v), "nothing published: no notify whatever the event");
+	/* An offset beyond the ring cannot be meant: notify rather than stall. */
+	CHECK(notify_packed_need_event(8 | W1, 0 | W1, 1 | W1, 8) && notify_packed_need_event(0x7fff, 3, 3, 8),
+	      "event offset 8 on a ring of 8 (or 0x7fff): notify");
+
+	/* The device's flags come first. */
+	v = pkv(0, 3, 0, VRING_PACKED_EVENT_FLAG_DISABLE, 0 | W1, 0 | W1, 3 | W1);
+	CHECK(!notify_policy_kick(&p, &v), "flags DISABLE: no notify even though the event was published");
+	v = pkv(0, 3, 0, VRING_PACKED_EVENT_FLAG_ENABLE, 6 | W1, 0 | W1, 3 | W1);
+	CHECK(notify_policy_kick(&p, &v), "flags ENABLE: notify even though the event was not published");
+	v = pkv(0, 3, 0, 3, 6 | W1, 0 | W1, 3 | W1);
+	CHECK(notify_policy_kick(&p, &v), "flags 3 (reserved): notify");
+	CHECK(p.threshold == 0 && p.last_outstanding == 0, "event-desc keeps no state");
+}
+
+/* The other policies read a packed view's buffer counts and its DISABLE
+ * exactly as a split view's indices and NO_NOTIFY. */
+static void test_packed_views_other_policies(void)
+{
+	struct notify_policy p;
+	struct kick_view v;
+	char got[9], want[] = "...N....";
+
+	/* static:4 under DISABLE: kick i sees i outstanding before publishing */
+	CHECK(parse(&p, "static:4", 16), "parse static:4");
+	for (unsigned i = 0; i < 8; i++) {
+		v = pkv((uint16_t)i, (uint16_t)(i + 1), 0, VRING_PACKED_EVENT_FLAG_DISABLE, 0, (uint16_t)(i | W1),
+			(uint16_t)((i + 1) | W1));
+		got[i] = notify_policy_kick(&p, &v) ? 'N' : '.';
+	}
+	got[8] = 0;
+	CHECK(!strcmp(got, want), "packed, static:4, DISABLE, 8 single kicks, device idle: \"%s\" (want \"%s\")", got,
+	      want);
+	v = pkv(8, 9, 0, VRING_PACKED_EVENT_FLAG_ENABLE, 0, 8 | W1, 9 | W1);
+	CHECK(notify_policy_kick(&p, &v), "packed, static:4, flags ENABLE: notify");
+	v = pkv(8, 9, 0, VRING_PACKED_EVENT_FLAG_DESC, 0, 8 | W1, 9 | W1);
+	CHECK(notify_policy_kick(&p, &v), "packed, static:4, flags DESC (not DISABLE): notify");
+
+	CHECK(parse(&p, "always", 16), "parse always");
+	v = pkv(0, 1, 0, VRING_PACKED_EVENT_FLAG_DISABLE, 0, W1, 1 | W1);
+	CHECK(!notify_policy_kick(&p, &v), "packed, always, DISABLE: no notify");
+	v = pkv(0, 1, 0, VRING_PACKED_EVENT_FLAG_ENABLE, 0, W1, 1 | W1);
+	CHECK(notify_policy_kick(&p, &v), "packed, always, ENABLE: notify");
+
+	/* dynamic, the trace of test_peak_over_threshold on a packed ring of
+	 * 128: 0 -> 100 crosses 64 (notify); 100 -> 101 with 60 used: peak 100
+	 * over 64 -> threshold (100 + 128) / 2 = 114, last 41. */
+	notify_policy_init(&p, NOTIFY_DYNAMIC, 128, 0);
+	v = pkv(0, 100, 0, VRING_PACKED_EVENT_FLAG_DISABLE, 0, W1, 100 | W1);
+	CHECK(notify_policy_kick(&p, &v), "packed, dynamic: 0 -> 100 crosses 64, notify");
+	v = pkv(100, 101, 60, VRING_PACKED_EVENT_FLAG_DISABLE, 0, 100 | W1, 101 | W1);
+	CHECK(!notify_policy_kick(&p, &v) && p.threshold == 114 && p.last_outstanding == 41,
+	      "packed, dynamic: 100 -> 101, 60 used: threshold 114, last 41 (got %u, %u)", p.threshold,
+	      p.last_outstanding);
+	/* the seed's modulo: 128 outstanding reads 0 on a packed ring too */
+	notify_policy_init(&p, NOTIFY_DYNAMIC, 128, 0);
+	v = pkv(0, 128, 0, VRING_PACKED_EVENT_FLAG_DISABLE, 0, W1, 0);
+	notify_policy_kick(&p, &v);
+	v = pkv(128, 128, 0, VRING_PACKED_EVENT_FLAG_DISABLE, 0, 0, 0);
+	CHECK(!notify_policy_kick(&p, &v) && p.threshold == 128 && p.last_outstanding == 0,
+	      "packed, dynamic: a full ring reads 0, false peak -> threshold 128 (got %u, %u)", p.threshold,
+	      p.last_outstanding);
+
+	/* Each event policy on the other layout's view decides as always. */
+	notify_policy_init(&p, NOTIFY_EVENT_IDX, 16, 0);
+	v = pkv(0, 1, 0, VRING_PACKED_EVENT_FLAG_ENABLE, 0, W1, 1 | W1);
+	v.avail_event = 9;   /* would say no on a split ring */
+	CHECK(notify_policy_kick(&p, &v), "event-idx on a packed view (ENABLE): notify, as always");
+	v = pkv(0, 1, 0, VRING_PACKED_EVENT_FLAG_DISABLE, 0, W1, 1 | W1);
+	v.avail_event = 0;   /* would say yes on a split ring */
+	CHECK(!notify_policy_kick(&p, &v), "event-idx on a packed view (DISABLE): no notify, as always");
+	notify_policy_init(&p, NOTIFY_EVENT_DESC, 16, 0);
+	v = kv(0, 1, 0, false);
+	CHECK(notify_policy_kick(&p, &v), "event-desc on a split view (NO_NOTIFY clear): notify, as always");
+	v = kv(0, 1, 0, true);
+	CHECK(!notify_policy_kick(&p, &v), "event-desc on a split view (NO_NOTIFY): no notify, as always");
+}
+
 int main(void)
 {
 	test_init();
@@ -354,5 +544,8 @@ int main(void)
 	test_outstanding();
 	test_parse();
 	test_indirect();
+	test_event_desc_model();
+	test_event_desc_hand();
+	test_packed_views_other_policies();
 	return check_summary();
 }

@@ -39,6 +39,18 @@
  * Together: exhaustive for the formula, exhaustive along each dimension for
  * the implementation, and the full plane at eight origins in "full" mode.
  *
+ * event-desc (the packed ring).  The device names one descriptor (offset,
+ * wrap counter); a kick that moved the driver from (slot, wrap) over d <=
+ * ring descriptors must notify iff that descriptor was one of them.  The
+ * input space for a ring of n is 2n starts x (n + 1) sizes x 2n events:
+ * every ring 1..64 and 128, 256 whole, each answer checked against the
+ * descriptor-by-descriptor model and against Linux's form of the rule
+ * (the event moved into the driver's index space -- minus n if its wrap
+ * differs from the driver's new one -- then vring_need_event); ring 1024
+ * by 2^22 random triples.  And every other policy must decide on a packed
+ * view (its DISABLE as host_no_notify, whatever its positions and event
+ * fields hold) exactly as on the split view with the same counts.
+ *
  * The other policies.  They are functions of the state (threshold,
  * last_outstanding), NO_NOTIFY, the outstanding count before publishing
  * (o = (old - used) mod ring, or the exact u16 count) and added = new - old:
@@ -63,6 +75,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <linux/virtio_ring.h>
 
 #include "check.h"
 #include "notify_policy.h"
@@ -431,6 +445,126 @@ static void test_invariance(void)
 	}
 }
 
+/* ---- event-desc ---------------------------------------------------------- */
+
+#define WRAP_BIT (1u << VRING_PACKED_EVENT_F_WRAP_CTR)
+
+/* Which descriptors a kick from (slot, wrap) over d published, as a bitmap
+ * over (offset, wrap) pairs: walked one descriptor at a time, the counter
+ * flipping at the end of the ring. */
+static void model_published_set(unsigned slot, unsigned wrap, unsigned d, unsigned ring, uint8_t *set)
+{
+	memset(set, 0, 2 * ring);
+	for (unsigned i = 0; i < d; i++) {
+		set[slot * 2 + wrap] = 1;
+		if (++slot == ring)
+			slot = 0, wrap ^= 1;
+	}
+}
+
+/* Linux's form: the event offset into the 16-bit index space of the new
+ * position (a lap back if its wrap counter is not the driver's), then the
+ * split ring's need_event against old = new - d. */
+static bool linux_form(uint16_t off_wrap, unsigned nslot, unsigned nwrap, unsigned d, unsigned ring)
+{
+	uint16_t event = (uint16_t)(off_wrap & ~WRAP_BIT);
+
+	if ((off_wrap >> VRING_PACKED_EVENT_F_WRAP_CTR) != nwrap)
+		event = (uint16_t)(event - ring);
+	return spec_need_event(event, (uint16_t)nslot, (uint16_t)(nslot - d));
+}
+
+static uint64_t event_desc_ring(unsigned ring, uint64_t *cases)
+{
+	static uint8_t set[2 * 1024];
+	uint64_t bad = 0;
+
+	for (unsigned start = 0; start < 2 * ring; start++) {
+		unsigned slot = start % ring, wrap = start < ring;   /* wrap 1 first, as the ring starts */
+
+		for (unsigned d = 0; d <= ring; d++) {
+			unsigned nslot = (slot + d) % ring, nwrap = wrap ^ ((slot + d) / ring);
+			uint16_t old_pos = (uint16_t)(slot | wrap * WRAP_BIT), new_pos = (uint16_t)(nslot | nwrap * WRAP_BIT);
+
+			model_published_set(slot, wrap, d, ring, set);
+			for (unsigned e = 0; e < 2 * ring; e++) {
+				uint16_t ow = (uint16_t)(e / 2 | (e % 2) * WRAP_BIT);
+				bool got = notify_packed_need_event(ow, old_pos, new_pos, (uint16_t)ring);
+
+				bad += (got != set[e]) | (got != linux_form(ow, nslot, nwrap, d, ring));
+			}
+			*cases += 2 * ring;
+		}
+	}
+	return bad;
+}
+
+static void test_event_desc(void)
+{
+	static const unsigned big[] = { 128, 256 };
+	uint64_t cases = 0, bad = 0;
+
+	for (unsigned ring = 1; ring <= 64; ring++)
+		bad += event_desc_ring(ring, &cases);
+	for (unsigned i = 0; i < 2; i++)
+		bad += event_desc_ring(big[i], &cases);
+	CHECK(bad == 0, "event-desc: every start, kick size and event of every ring 1..64, 128, 256, as the "
+			"model and as Linux's form (%llu cases, %llu bad)", (unsigned long long)cases,
+	      (unsigned long long)bad);
+
+	bad = 0;
+	for (uint32_t i = 0; i < (1u << 22); i++) {
+		const unsigned ring = 1024;
+		unsigned slot = rnd() % ring, wrap = rnd() & 1, d = rnd() % (ring + 1);
+		unsigned nslot = (slot + d) % ring, nwrap = wrap ^ ((slot + d) / ring);
+		unsigned eoff = rnd() % ring, ewrap = rnd() & 1;
+		/* published iff the event is 0..d-1 descriptors past the start
+		 * on the two-lap circle (wrap 1 is lap 0) */
+		unsigned a0 = slot + (wrap ? 0 : ring), ae = eoff + (ewrap ? 0 : ring);
+		bool want = (ae + 2 * ring - a0) % (2 * ring) < d;
+		uint16_t ow = (uint16_t)(eoff | ewrap * WRAP_BIT);
+		bool got = notify_packed_need_event(ow, (uint16_t)(slot | wrap * WRAP_BIT),
+						    (uint16_t)(nslot | nwrap * WRAP_BIT), (uint16_t)ring);
+
+		bad += (got != want) | (got != linux_form(ow, nslot, nwrap, d, ring));
+	}
+	CHECK(bad == 0, "event-desc, ring 1024: 2^22 random (start, size, event), as the model and Linux's form "
+			"(%llu bad)", (unsigned long long)bad);
+}
+
+/* always, static, dynamic, dynamic-exact: a packed view with the same
+ * counts decides and moves the state as the split view, whatever its
+ * positions and event fields hold. */
+static void test_packed_view_same(void)
+{
+	static const enum notify_kind kinds[] = { NOTIFY_ALWAYS, NOTIFY_STATIC, NOTIFY_DYNAMIC, NOTIFY_DYNAMIC_EXACT };
+
+	for (unsigned k = 0; k < 4; k++) {
+		uint64_t bad = 0, notifies = 0;
+
+		for (uint32_t i = 0; i < (1u << 20); i++) {
+			struct notify_policy split = random_policy(kinds[k]), packed = split;
+			struct kick_view v = (i & 1) ? kick_at(&split, rnd() % split.ring, rnd() % (split.ring + 1u), true)
+						     : random_view();
+			struct kick_view w = v;
+			bool want;
+
+			v.packed = false;
+			w.packed = true;
+			w.host_event_desc = !w.host_no_notify && (rnd() & 1);
+			w.event_off_wrap = (uint16_t)rnd();
+			w.old_pos = (uint16_t)rnd();
+			w.new_pos = (uint16_t)rnd();
+			want = notify_policy_kick(&split, &v);
+			notifies += want;
+			bad += notify_policy_kick(&packed, &w) != want || !same_state(&split, &packed);
+		}
+		CHECK(bad == 0, "%s: a packed view decides and updates as the split view with the same counts "
+				"(2^20 kicks, %llu notifies, %llu bad)",
+		      kind_name(kinds[k]), (unsigned long long)notifies, (unsigned long long)bad);
+	}
+}
+
 /* CPU seconds, not wall: the machine running the tests may be shared. */
 static void timed(const char *what, void (*fn)(void))
 {
@@ -455,6 +589,8 @@ int main(int argc, char **argv)
 	timed("dynamic", test_dynamic);
 	timed("ring_full", test_ring_full);
 	timed("invariance", test_invariance);
+	timed("event-desc", test_event_desc);
+	timed("packed views", test_packed_view_same);
 	printf("  total %.2f s CPU\n", (double)(clock() - c0) / CLOCKS_PER_SEC);
 	return check_summary();
 }

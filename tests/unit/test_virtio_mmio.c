@@ -5,8 +5,9 @@
  * The register file is the guest's first door into the launcher, so it is
  * driven here exactly as a guest drives it: 4-byte accesses through
  * virtio_mmio_access() at register offsets, rings in a fake guest RAM.  The
- * device under test is the real console (it offers only VERSION_1, so any
- * other feature is one the device never offered).  Its interrupt line is an
+ * device under test is the real console (it offers only VERSION_1 and, as
+ * every device, RING_PACKED, so any other feature is one the device never
+ * offered).  Its interrupt line is an
  * eventfd, so every raised interrupt can be counted.
  *
  * The order the transport enforces is the spec's (virtio 1.2, 3.1.1):
@@ -16,7 +17,7 @@
  * only the first -- and only a device reset brings the device back.  The
  * console tests then send a chain as a driver would and read it back from
  * the device's output pipe, and type into its input pipe and find the bytes
- * in a posted receive buffer.
+ * in a posted receive buffer, and does the same over a packed ring.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 
 #include "check.h"
 #include "console.h"
+#include "vq_layout.h"
 
 #define MEM_SIZE (1u << 20)
 #define Q0_GPA   0x1000u        /* queue 0: desc, avail; used on the next page */
@@ -112,6 +114,14 @@ static uint64_t read_device_features(void)
 	return f | (uint64_t)rd(VIRTIO_MMIO_DEVICE_FEATURES) << 32;
 }
 
+/* What the device offers but the packed ring: the tests below lay their
+ * rings out with vring_init, so they ask for the split one
+ * (test_console_packed asks for the other). */
+static uint64_t split_features(void)
+{
+	return read_device_features() & ~(1ull << VIRTIO_F_RING_PACKED);
+}
+
 /* The ring of queue q in fake RAM, laid out as the guest does (vring_init). */
 static struct vring ring_of(unsigned q)
 {
@@ -152,7 +162,7 @@ static void driver_init(enum stage stage)
 	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV);
 	if (stage == TO_DRIVER)
 		return;
-	write_features(read_device_features());
+	write_features(split_features());
 	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK);
 	if (stage == TO_FEATURES_OK)
 		return;
@@ -194,7 +204,8 @@ static void test_identity(void)
 	fresh_device();
 	CHECK(rd(VIRTIO_MMIO_MAGIC_VALUE) == 0x74726976 && rd(VIRTIO_MMIO_VERSION) == 2 &&
 	      rd(VIRTIO_MMIO_DEVICE_ID) == VIRTIO_ID_CONSOLE, "magic \"virt\", version 2, device id console");
-	CHECK(read_device_features() == 1ull << VIRTIO_F_VERSION_1, "the console offers VERSION_1 and nothing else");
+	CHECK(read_device_features() == (1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_F_RING_PACKED),
+	      "the console offers VERSION_1 and RING_PACKED, nothing else");
 	wr(VIRTIO_MMIO_DEVICE_FEATURES_SEL, 2);
 	CHECK(rd(VIRTIO_MMIO_DEVICE_FEATURES) == 0, "device features word 2 reads 0");
 	wr(VIRTIO_MMIO_QUEUE_SEL, 0);
@@ -221,8 +232,9 @@ static void test_init_in_order(void)
 	CHECK(rd(VIRTIO_MMIO_STATUS) == S_ACK, "ACKNOWLEDGE sticks");
 	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV);
 	CHECK(rd(VIRTIO_MMIO_STATUS) == (S_ACK | S_DRV), "then DRIVER sticks");
-	write_features(read_device_features());
-	CHECK(virtio_mmio_has_feature(dev, VIRTIO_F_VERSION_1), "VERSION_1 accepted");
+	write_features(split_features());
+	CHECK(virtio_mmio_has_feature(dev, VIRTIO_F_VERSION_1) && !virtio_mmio_has_feature(dev, VIRTIO_F_RING_PACKED),
+	      "VERSION_1 accepted; RING_PACKED offered but not asked for, so not negotiated");
 	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK);
 	CHECK(rd(VIRTIO_MMIO_STATUS) == (S_ACK | S_DRV | S_FOK), "FEATURES_OK sticks (the driver's re-read sees it)");
 	for (unsigned q = 0; q < 2; q++) {
@@ -713,6 +725,82 @@ static void test_console_output_rounds(void)
 	      "no device error on the way");
 }
 
+/* The console over packed rings: the driver asks for RING_PACKED, the
+ * transport sets vq->packed at QueueReady, and console.c, which knows
+ * nothing of layouts, prints a chain, returns it as a used descriptor and
+ * interrupts as the driver's event structure says; a hostile ID breaks the
+ * queue like any ring rule; a reset drops the layout with the features. */
+static void test_console_packed(void)
+{
+	const uint16_t avail = 1u << VRING_PACKED_DESC_F_AVAIL, used = 1u << VRING_PACKED_DESC_F_USED;
+	struct vring_packed_desc *ring = (struct vring_packed_desc *)(ram.host + Q1_GPA);
+	struct vring_packed_desc_event *drv_ev = (struct vring_packed_desc_event *)(ram.host + Q1_GPA + 0x800);
+	uint8_t got[64];
+	int n;
+
+	fresh_device();
+	wr(VIRTIO_MMIO_STATUS, 0);
+	wr(VIRTIO_MMIO_STATUS, S_ACK);
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV);
+	write_features(1ull << VIRTIO_F_VERSION_1 | 1ull << VIRTIO_F_RING_PACKED);
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK);
+	CHECK((rd(VIRTIO_MMIO_STATUS) & S_FOK) && virtio_mmio_has_feature(dev, VIRTIO_F_RING_PACKED),
+	      "RING_PACKED negotiated: FEATURES_OK sticks");
+	for (unsigned q = 0; q < 2; q++) {
+		uint32_t base = q ? Q1_GPA : Q0_GPA;
+
+		/* descriptor ring, driver area, device area; size 6: no power of two */
+		wr(VIRTIO_MMIO_QUEUE_SEL, q);
+		wr(VIRTIO_MMIO_QUEUE_NUM, 6);
+		wr(VIRTIO_MMIO_QUEUE_DESC_LOW, base);
+		wr(VIRTIO_MMIO_QUEUE_AVAIL_LOW, base + 0x800);
+		wr(VIRTIO_MMIO_QUEUE_USED_LOW, base + 0x810);
+		wr(VIRTIO_MMIO_QUEUE_READY, 1);
+	}
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK | S_DOK);
+	CHECK(dev->vqs[0].packed && dev->vqs[1].packed && dev->vqs[1].ready &&
+	      dev->vqs[1].layout == &vq_layout_packed && dev->vqs[1].pk.desc == ring && dev->violations == 0,
+	      "both queues ready on the packed layout, size 6 accepted");
+	drain_pipe(got, sizeof(got));
+
+	/* slots 0-1, ID 3: "packed " then "ring\n"; the head's flags last */
+	memcpy(ram.host + BUF_GPA, "packed ", 7);
+	memcpy(ram.host + BUF_GPA + 0x100, "ring\n", 5);
+	ring[1] = (struct vring_packed_desc){ .addr = BUF_GPA + 0x100, .len = 5, .id = 3, .flags = avail };
+	ring[0] = (struct vring_packed_desc){ .addr = BUF_GPA, .len = 7, .id = 3 };
+	__atomic_store_n(&ring[0].flags, (uint16_t)(avail | VRING_DESC_F_NEXT), __ATOMIC_RELEASE);
+	irqs();
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	n = drain_pipe(got, sizeof(got));
+	CHECK(n == 12 && !memcmp(got, "packed ring\n", 12), "the chain comes out of the pipe (%d bytes)", n);
+	CHECK(ring[0].id == 3 && ring[0].flags == (avail | used) && irqs() == 1,
+	      "used descriptor at slot 0: ID 3, AVAIL|USED (flags 0x%x), one interrupt", ring[0].flags);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
+
+	/* the driver turns interrupts off in its event structure */
+	drv_ev->flags = VRING_PACKED_EVENT_FLAG_DISABLE;
+	memcpy(ram.host + BUF_GPA + 0x200, "ok\n", 3);
+	ring[2] = (struct vring_packed_desc){ .addr = BUF_GPA + 0x200, .len = 3, .id = 0 };
+	__atomic_store_n(&ring[2].flags, avail, __ATOMIC_RELEASE);
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	n = drain_pipe(got, sizeof(got));
+	CHECK(n == 3 && ring[2].id == 0 && ring[2].flags == (avail | used) && irqs() == 0,
+	      "a second chain at slot 2: printed, used at slot 2, no interrupt (DISABLE)");
+
+	/* a buffer ID the ring cannot hold */
+	ring[3] = (struct vring_packed_desc){ .addr = BUF_GPA + 0x200, .len = 3, .id = 9 };
+	__atomic_store_n(&ring[3].flags, avail, __ATOMIC_RELEASE);
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	n = drain_pipe(got, sizeof(got));
+	CHECK(n == 0 && dev->vqs[1].broken && dev->vqs[1].violation == VQV_ID_RANGE && dev->needs_reset &&
+	      strstr(dev->last_error, "buffer ID 9"), "ID 9 in a ring of 6: broken, nothing printed (\"%s\")",
+	      dev->last_error);
+
+	wr(VIRTIO_MMIO_STATUS, 0);
+	CHECK(!dev->vqs[1].packed && !dev->vqs[1].ready && !dev->vqs[1].broken && dev->vqs[1].pk.desc == NULL,
+	      "a reset drops the packed layout with the features");
+}
+
 /* Input: stdin (here a pipe) into a buffer the driver posted on the
  * receiveq, by the console's own input thread.  Last test: that thread
  * keeps using the device, so nothing may re-initialise it afterwards. */
@@ -785,6 +873,7 @@ int main(void)
 	test_reset();
 	test_console_output();
 	test_console_output_rounds();
+	test_console_packed();
 	test_console_input();
 	/* con, its lock and the fake RAM stay: the detached input thread may
 	 * still be on its way out, and the process ends here anyway. */
