@@ -93,7 +93,8 @@ void run_usage(FILE *f)
 "  --frame N            Ethernet frame size, %u..%u (default 1514)\n"
 "  --ring N             TX ring size, power of two up to %u (default 128)\n"
 "  --segments N         descriptors per frame, 1..16 (default 3: header, frame in two)\n"
-"  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (default dynamic)\n"
+"  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (split\n"
+"                       ring) | event-desc (packed ring) (default dynamic)\n"
 "  --wait W             spin | halt: how the guest waits for the host (default spin for\n"
 "                       raw, halt for tcp)\n"
 "  --pace-ns N          guest work per frame before it is queued, e.g. 24000 for the\n"
@@ -434,8 +435,14 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	if (!o->wait)
 		o->wait = "spin";
 	if (!notify_policy_parse(&pol, o->policy, strlen(o->policy), (uint16_t)o->ring))
-		return usage_error("run", "--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact or event-idx",
-				   o->policy);
+		return usage_error("run", "--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact, "
+				   "event-idx or event-desc", o->policy);
+	/* Each layout has its own event suppression. */
+	if (pol.kind == NOTIFY_EVENT_IDX && strcmp(o->layout, "split"))
+		return usage_error("run", "--policy event-idx: the split ring's; with --layout packed use event-desc%s", "");
+	if (pol.kind == NOTIFY_EVENT_DESC && strcmp(o->layout, "packed"))
+		return usage_error("run", "--policy event-desc: the packed ring's; add --layout packed (or use event-idx)%s",
+				   "");
 	if (o->segments > o->ring && !strcmp(o->indirect, "never")) {
 		char both[48];
 

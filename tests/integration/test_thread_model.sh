@@ -54,6 +54,17 @@ check "the guest's output says no VM ran" grep -q "no VM" "$TMP/spin-dynamic.out
 check "the sandbox held: seccomp on, no capabilities" \
 	[ "$(json_get "$j" launcher_seccomp)" = kill -a "$(json_get "$j" launcher_cap_effective)" = 0000000000000000 ]
 
+# The packed ring: every policy, verified, and the layout really used.
+for policy in always static:10 static:40 dynamic dynamic-exact event-desc; do
+	name=packed-${policy/:/-}
+	run_lkvm "$name" run --model thread --layout packed --bytes 16M --policy "$policy" --stats-json "$TMP/$name.json"
+	check "packed, $policy: exit 0, every frame verified by the sink" raw_ok "$name"
+	check "packed, $policy: the packed ring ran" [ "$(json_get "$TMP/$name.json" ring_layout)" = packed ]
+done
+run_lkvm packed-halt run --model thread --layout packed --bytes 16M --wait halt --segments 3 --indirect threshold \
+	--stats-json "$TMP/packed-halt.json"
+check "packed, --wait halt, indirect threshold: verified" raw_ok packed-halt
+
 run_lkvm indirect run --model thread --bytes 16M --segments 3 --indirect always --stats-json "$TMP/indirect.json"
 check "indirect always: every frame verified" raw_ok indirect
 check "indirect always: every buffer went indirect" \
@@ -95,6 +106,10 @@ name_pattern="only with --model thread"
 check "--exit-cost-ns without --model thread: refused" refused cost --exit-cost-ns 10
 name_pattern="0..10000000"
 check "--exit-cost-ns junk: refused" refused junk --model thread --exit-cost-ns 1x
+name_pattern="use event-desc"
+check "--layout packed --policy event-idx: refused" refused eidx --model thread --layout packed --policy event-idx
+name_pattern="add --layout packed"
+check "--policy event-desc on split: refused" refused edesc --model thread --policy event-desc
 
 # table: the thread model sweeps without /dev/kvm; the cost experiment
 # fills every row it promises.
@@ -112,6 +127,16 @@ check "table --experiment cost: 10 rows (5 exit costs x 2 paces), none failed" \
 	[ "$(grep -c '^cost,thread,Always,' "$TMP/cost.csv")" = 10 -a "$(grep -c FAILED "$TMP/costtab.out")" = 0 ]
 check "table --experiment cost: each row ran with its exit cost and pace" \
 	grep -q -- '--exit-cost-ns=100000 --pace-ns=24000' "$TMP/cost.csv"
+run_lkvm laytab table --model thread --experiment layout --rows 40,event --repeat 1 --bytes 2M --json "$TMP/lay.json"
+check "table --experiment layout: exit 0" [ "$(rc_of laytab)" = 0 ]
+check "table --experiment layout: split and packed rows, event-idx and event-desc, all ok" python3 - "$TMP/lay.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+opts = [" ".join(r["options"]) for r in rows]
+want = ["--policy static:40 --layout split", "--policy static:40 --layout packed",
+        "--policy event-idx --layout split", "--policy event-desc --layout packed"]
+sys.exit(0 if opts == want and all(r["ok"] for r in rows) else 1)
+PY
 name_pattern="thread only"
 refused_table() {
 	local name=$1; shift
