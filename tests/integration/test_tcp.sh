@@ -4,7 +4,7 @@
 #   user: through libslirp to a receiver on 127.0.0.1 (no privileges)
 #   tap:  inside a network namespace of the test's own, through a TAP
 #         device, with the launcher running as 'nobody' after setup
-# in both execution models; then the failures a user will meet (the
+# in both execution models (and once over the packed ring); then the failures a user will meet (the
 # receiver resets, nobody listens, nobody answers ARP) each give one clear
 # line with the stats still printed; then `table --workload tcp` leaves no
 # namespace behind, also when interrupted.
@@ -51,6 +51,18 @@ for model in threaded lguest; do
 		[ "$(json_get "$TMP/user-$model.json" rx_queue_notifies)" -le \
 		  $(( $(json_get "$TMP/user-$model.json" rx_buffers_starved) + 1 )) ]
 done
+
+# The packed ring carries TCP too: both queues packed, ACKs through the
+# packed receive queue, event-desc on TX.
+start_receiver u-packed - --listen 127.0.0.1:0 --bytes $((16 << 20))
+run_lkvm user-packed run --workload tcp --net user --peer "10.0.2.2:$(port_of)" --bytes $((16 << 20)) \
+	--layout packed --policy event-desc --quiet --stats-json "$TMP/user-packed.json"
+wait $RX_PID
+check "user/packed: launcher exit 0 ($(tail -1 "$TMP/user-packed.err"))" [ "$(rc_of user-packed)" = 0 ]
+check "user/packed: the receiver verified 16 MiB" [ "$(rc_of u-packed)" = 0 ]
+check "user/packed: the packed ring ran, and ACKs came back through it" \
+	sh -c "[ $(json_get "$TMP/user-packed.json" ring_layout) = packed ] &&
+	       [ $(json_get "$TMP/user-packed.json" rx_frames) -gt 0 ]"
 
 # The receiver resets the connection after 1 MiB.
 start_receiver rst - --listen 127.0.0.1:0 --bytes $BYTES --close-after 1M
