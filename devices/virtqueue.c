@@ -149,6 +149,30 @@ int vq_chain_add(struct vq *vq, struct vq_chain *c, uint64_t addr, uint32_t len,
 	return 0;
 }
 
+const void *vq_indirect_table(struct vq *vq, struct vq_chain *c, uint64_t addr, uint32_t len, unsigned *entries)
+{
+	const void *table;
+
+	if (len == 0 || len % 16) {
+		vq_fail(vq, VQV_INDIRECT_LEN, "indirect table length %" PRIu32 " is not a non-zero multiple of 16 (head %u)",
+			len, c->head);
+		return NULL;
+	}
+	*entries = len / 16;
+	if (*entries > VQ_MAX_CHAIN) {
+		vq_fail(vq, VQV_INDIRECT_ENTRIES, "indirect table of %u entries exceeds %u", *entries, VQ_MAX_CHAIN);
+		return NULL;
+	}
+	table = gmem_ptr(vq->mem, addr, len);
+	if (!table) {
+		vq_fail(vq, VQV_INDIRECT_OUTSIDE_RAM, "indirect table 0x%llx+%" PRIu32 " lies outside guest RAM",
+			(unsigned long long)addr, len);
+		return NULL;
+	}
+	c->indirect = true;
+	return table;
+}
+
 int vq_pop_avail(struct vq *vq, struct vq_chain *c)
 {
 	if (!vq->ready || vq->broken)

@@ -57,6 +57,12 @@ extern const struct vq_layout vq_layout_packed;
  * vq->error, and set vq->broken.  Returns -1 for `return vq_fail(...)`. */
 int vq_fail(struct vq *vq, enum vq_violation v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The indirect table an INDIRECT descriptor {addr, len} names, checked by
+ * the rules both layouts share (length a non-zero multiple of 16, at most
+ * VQ_MAX_CHAIN entries, inside RAM), with c->indirect set; NULL through
+ * vq_fail.  The entries' own rules are the layout's. */
+const void *vq_indirect_table(struct vq *vq, struct vq_chain *c, uint64_t addr, uint32_t len, unsigned *entries);
+
 /* Begin a chain at `head` (a layout calls it once the head is in range;
  * packed: the slot of its first descriptor, replaced by the buffer ID once
  * the chain is walked). */

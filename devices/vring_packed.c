@@ -135,23 +135,11 @@ static struct vring_packed_desc copy_table_entry(const uint8_t *table, unsigned 
  * WRITE in it (2.8.7), so INDIRECT there is nesting and NEXT is refused. */
 static int walk_indirect(struct vq *vq, struct vq_chain *c, const struct vring_packed_desc *ind)
 {
-	const uint8_t *table;
 	unsigned entries;
+	const uint8_t *table = vq_indirect_table(vq, c, ind->addr, ind->len, &entries);
 
-	if (ind->len == 0 || ind->len % 16)
-		return vq_fail(vq, VQV_INDIRECT_LEN,
-			       "indirect table length %" PRIu32 " is not a non-zero multiple of 16 (slot %u)", ind->len,
-			       c->head);
-	entries = ind->len / 16;
-	if (entries > VQ_MAX_CHAIN)
-		return vq_fail(vq, VQV_INDIRECT_ENTRIES, "indirect table of %u entries exceeds %u", entries,
-			       VQ_MAX_CHAIN);
-	table = gmem_ptr(vq->mem, ind->addr, ind->len);
 	if (!table)
-		return vq_fail(vq, VQV_INDIRECT_OUTSIDE_RAM,
-			       "indirect table 0x%llx+%" PRIu32 " lies outside guest RAM",
-			       (unsigned long long)ind->addr, ind->len);
-	c->indirect = true;
+		return -1;
 	for (unsigned i = 0; i < entries; i++) {
 		struct vring_packed_desc e = copy_table_entry(table, i);
 

@@ -72,23 +72,11 @@ static int add_desc(struct vq *vq, struct vq_chain *c, const struct vring_desc *
  * no nested INDIRECT, next inside the table, at most one pass over it. */
 static int walk_indirect(struct vq *vq, struct vq_chain *c, const struct vring_desc *ind)
 {
-	const struct vring_desc *table;
 	unsigned entries, i = 0, hops = 0;
+	const struct vring_desc *table = vq_indirect_table(vq, c, ind->addr, ind->len, &entries);
 
-	if (ind->len == 0 || ind->len % 16)
-		return vq_fail(vq, VQV_INDIRECT_LEN,
-			       "indirect table length %" PRIu32 " is not a non-zero multiple of 16 (head %u)", ind->len,
-			       c->head);
-	entries = ind->len / 16;
-	if (entries > VQ_MAX_CHAIN)
-		return vq_fail(vq, VQV_INDIRECT_ENTRIES, "indirect table of %u entries exceeds %u", entries,
-			       VQ_MAX_CHAIN);
-	table = gmem_ptr(vq->mem, ind->addr, ind->len);
 	if (!table)
-		return vq_fail(vq, VQV_INDIRECT_OUTSIDE_RAM,
-			       "indirect table 0x%llx+%" PRIu32 " lies outside guest RAM",
-			       (unsigned long long)ind->addr, ind->len);
-	c->indirect = true;
+		return -1;
 	for (;;) {
 		struct vring_desc d = read_desc(table, i);
 
