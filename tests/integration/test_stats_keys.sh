@@ -5,8 +5,8 @@
 # its row in docs/stats.md.  This collects every key `lguest-kvm run` prints
 # -- in the text block and in the JSON file -- over runs that between them
 # reach every conditional key (raw over the sink, tcp over libslirp, a
-# triple fault for run_error and vm_exits_<name>, a tap when the host has
-# one), and compares the union with the first column of the tables in
+# triple fault for run_error and vm_exits_<name>, the no-VM model for
+# thread_*, a tap when the host has one), and compares the union with the first column of the tables in
 # docs/stats.md, both ways.
 . "$(dirname "$0")/lib.sh"
 need_kvm
@@ -49,7 +49,11 @@ run_lkvm crash run --fault triple --quiet --stats-json "$TMP/crash.json"
 check "triple fault: exit 125" [ "$(rc_of crash)" = 125 ]
 check "crash: the text block and the JSON have the same keys" keys_of crash
 
-runs="raw tcp crash"
+run_lkvm thread run --model thread --bytes 1M --quiet --stats-json "$TMP/thread.json"
+check "no VM (--model thread): exit 0" [ "$(rc_of thread)" = 0 ]
+check "thread: the text block and the JSON have the same keys" keys_of thread
+
+runs="raw tcp crash thread"
 tap_ran=false
 if [ -e /dev/net/tun ] && command -v ip >/dev/null && [ "$(id -u)" = 0 ]; then
 	NS=lkvm-keys-$$
