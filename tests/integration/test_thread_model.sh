@@ -31,7 +31,7 @@ notifies_bounded() {
 for wait in spin halt; do
 	for policy in always static:10 static:40 dynamic dynamic-exact event-idx; do
 		name=$wait-${policy/:/-}
-		run_lkvm "$name" run --model thread --bytes 32M --wait "$wait" --policy "$policy" \
+		run_lkvm "$name" run --model thread --bytes 16M --wait "$wait" --policy "$policy" \
 			--stats-json "$TMP/$name.json"
 		check "$wait, $policy: exit 0, every frame verified by the sink" raw_ok "$name"
 		check "$wait, $policy: host notifies between 1 and the guest's" notifies_bounded "$name"
