@@ -30,155 +30,16 @@
  *       handed out, not yet published, completed twice), used flags with
  *       the wrong wrap counter: the guest gives up (guest_exit caught)
  *
- * Fake hardware, as in test_guest_ring.c: guest RAM is one memfd mapped
- * twice (the guest's view at a fixed low address, the host's a struct
- * guest_mem whose gpa 0 lies that far below), the register window is a
- * plain array, alloc_pages a bump allocator, guest_exit a longjmp.
+ * The fake machine, shared with test_guest_ring.c (guest RAM mapped twice,
+ * the register window, alloc_pages, guest_exit): guest_ring_fixture.h.
  */
-#include <setjmp.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <linux/virtio_config.h>
-#include <linux/virtio_mmio.h>
-#include <linux/virtio_ring.h>
-
-#include "check.h"
-#include "guest_lib_hosted.h"
+#include "guest_ring_fixture.h"
 #include "lguest_kvm_abi.h"
-#include "notify_policy.h"
-#include "virtio_drv.h"
-#include "virtqueue.h"
 
-#define ARENA_SIZE (64ull << 20)
 #define F_AVAIL ((uint16_t)(1u << VRING_PACKED_DESC_F_AVAIL))
 #define F_USED ((uint16_t)(1u << VRING_PACKED_DESC_F_USED))
 #define MARKS (F_AVAIL | F_USED)
 #define WRAP_BIT (1u << VRING_PACKED_EVENT_F_WRAP_CTR)
-
-static uint8_t *arena, *arena_next;   /* the guest's view */
-static struct guest_mem gm;           /* the host's view */
-
-static volatile uint32_t regs[0x200 / 4];
-static struct virtio_dev dev;
-static struct gvq q;
-static struct vq vq;
-static struct vq_chain chain;
-
-/* ---- the guest's services ---------------------------------------------- */
-
-void *alloc_pages(size_t bytes)
-{
-	uint8_t *p = arena_next;
-
-	bytes = (bytes + 4095) & ~(size_t)4095;
-	if (bytes > (size_t)(arena + ARENA_SIZE - arena_next)) {
-		CHECK(0, "alloc_pages: fake guest RAM exhausted (%zu bytes wanted)", bytes);
-		exit(check_summary());
-	}
-	arena_next += bytes;
-	memset(p, 0, bytes);
-	return p;
-}
-
-static jmp_buf exit_jmp;
-static bool exit_expected;
-static int exit_status;
-
-void guest_exit(int status)
-{
-	exit_status = status;
-	if (exit_expected) {
-		exit_expected = false;
-		longjmp(exit_jmp, 1);
-	}
-	CHECK(0, "unexpected guest_exit(%d)", status);
-	exit(check_summary());
-}
-
-/* gvq_get_used when the guest may give up: its exit status, or -1 if it
- * returned (the token in *tok). */
-static int get_used_expecting_exit(void **tok)
-{
-	exit_status = -1;
-	if (setjmp(exit_jmp))
-		return exit_status;
-	exit_expected = true;
-	*tok = gvq_get_used(&q, NULL);
-	exit_expected = false;
-	return -1;
-}
-
-/* ---- fake RAM and registers --------------------------------------------- */
-
-static void fatal(const char *what)
-{
-	CHECK(0, "setup: %s", what);
-	exit(check_summary());
-}
-
-static void map_guest_ram(void)
-{
-	static const uint64_t bases[] = { 0x40000000ull, 0x60000000ull, 0x200000000ull, 0x1000000000ull };
-	int fd = memfd_create("lkvm-test-guest-ram", 0);
-
-	if (fd >= 0 && ftruncate(fd, (off_t)ARENA_SIZE) == 0) {
-		for (unsigned i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-			uint64_t a = bases[i];
-			void *g = mmap((void *)(uintptr_t)a, ARENA_SIZE, PROT_READ | PROT_WRITE,
-				       MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
-			uint8_t *h;
-
-			if (g == MAP_FAILED)
-				continue;
-			if (g != (void *)(uintptr_t)a) {
-				munmap(g, ARENA_SIZE);
-				continue;
-			}
-			h = mmap(NULL, a + ARENA_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-			if (h == MAP_FAILED) {
-				munmap(g, ARENA_SIZE);
-				continue;
-			}
-			if (mmap(h + a, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-				munmap(h, a + ARENA_SIZE);
-				munmap(g, ARENA_SIZE);
-				continue;
-			}
-			close(fd);
-			arena = g;
-			gm.host = h;
-			gm.size = a + ARENA_SIZE;
-			printf("note: guest RAM seen by the guest at 0x%llx, by the host at %p (gpa 0)\n",
-			       (unsigned long long)a, (void *)h);
-			arena_next = arena;
-			return;
-		}
-	}
-	printf("SKIP: cannot map the fake guest RAM twice (memfd_create/mmap failed)\n");
-	exit(77);
-}
-
-static uint8_t *g2h(const void *guest_addr)
-{
-	return gm.host + (uintptr_t)guest_addr;
-}
-
-static uint32_t reg(unsigned off) { return regs[off / 4]; }
-static void set_reg(unsigned off, uint32_t v) { regs[off / 4] = v; }
-static uint64_t reg64(unsigned low) { return (uint64_t)reg(low + 4) << 32 | reg(low); }
-
-#define NOTIFY_MARK 0xdeadbeefu
-
-static bool notified(void)
-{
-	bool n = reg(VIRTIO_MMIO_QUEUE_NOTIFY) != NOTIFY_MARK;
-
-	set_reg(VIRTIO_MMIO_QUEUE_NOTIFY, NOTIFY_MARK);
-	return n;
-}
 
 /* The test's own count of descriptors (ring slots) made available and
  * used since setup, never wrapping; see the top of the file. */
@@ -186,43 +47,11 @@ static uint64_t abs_published, abs_used;
 
 /* A fresh packed guest queue 1 of `num` (policy by name, 0 = the default)
  * and the host queue built from the registers it programmed, with
- * VIRTIO_F_RING_PACKED negotiated as the transport would copy it. */
+ * VIRTIO_F_RING_PACKED negotiated as the transport would copy it; the
+ * absolute counts start again. */
 static void setup_q(uint16_t num, bool indirect, bool event_idx, const char *policy)
 {
-	for (unsigned i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
-		regs[i] = 0;
-	set_reg(VIRTIO_MMIO_MAGIC_VALUE, 0x74726976);
-	set_reg(VIRTIO_MMIO_VERSION, 2);
-	set_reg(VIRTIO_MMIO_QUEUE_NUM_MAX, 1024);
-	set_reg(VIRTIO_MMIO_QUEUE_NOTIFY, NOTIFY_MARK);
-	dev = (struct virtio_dev){
-		.base = (uint64_t)(uintptr_t)regs,
-		.features = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_PACKED) |
-			    (indirect ? 1ull << VIRTIO_RING_F_INDIRECT_DESC : 0) |
-			    (event_idx ? 1ull << VIRTIO_RING_F_EVENT_IDX : 0),
-	};
-	if (gvq_setup(&q, &dev, 1, num) != 0)
-		fatal("gvq_setup failed");
-	if (policy) {
-		struct notify_policy pol;
-
-		if (!notify_policy_parse(&pol, policy, (uint32_t)strlen(policy), num))
-			fatal("bad policy");
-		q.policy = pol;
-	}
-	memset(&vq, 0, sizeof(vq));
-	vq.name = "guest tx";
-	vq.num = (uint16_t)reg(VIRTIO_MMIO_QUEUE_NUM);
-	vq.desc_gpa = reg64(VIRTIO_MMIO_QUEUE_DESC_LOW);
-	vq.avail_gpa = reg64(VIRTIO_MMIO_QUEUE_AVAIL_LOW);
-	vq.used_gpa = reg64(VIRTIO_MMIO_QUEUE_USED_LOW);
-	vq.indirect_ok = indirect;
-	vq.event_idx = event_idx;
-	vq.packed = true;
-	if (vq_enable(&vq, &gm) != 0) {
-		printf("%s\n", vq.error);
-		fatal("vq_enable refused the guest's packed ring");
-	}
+	setup_queue(num, indirect, event_idx, policy, true);
 	abs_published = abs_used = 0;
 }
 
@@ -236,18 +65,8 @@ static uint16_t marks_at(uint16_t slot) { return q.pk.desc[slot].flags & MARKS; 
 
 /* ---- buffers -------------------------------------------------------------- */
 
-static uint8_t *pool;
 #define POOL_SIZE (4u << 20)
 #define BUF_REGION 2048u    /* per buffer in flight: 16 segments of at most 128 bytes */
-
-static uint32_t rng_state = 4242;
-static uint32_t rnd(void)
-{
-	rng_state = rng_state * 1103515245u + 12345u;
-	return rng_state >> 16;
-}
-
-static uint8_t pattern(uint32_t seed, uint32_t j) { return (uint8_t)(seed * 131u + j * 7u + (j >> 8)); }
 
 struct rec {
 	struct gvq_seg seg[16];
@@ -277,35 +96,6 @@ static void make_rec(struct rec *r, unsigned region, unsigned n, bool indirect, 
 		r->seg[k] = (struct gvq_seg){ .addr = base + 128 * k, .len = len,
 					      .device_writes = writes && k + 1 == n };
 	}
-}
-
-/* Does the host's chain match what the guest added?  Prints the first difference. */
-static bool chain_matches(const struct rec *r)
-{
-	uint64_t out = 0, in = 0;
-
-	if (chain.count != r->n || chain.indirect != r->indirect) {
-		printf("  host chain: count %u indirect %d, want %u %d\n", chain.count, chain.indirect, r->n, r->indirect);
-		return false;
-	}
-	for (unsigned k = 0; k < r->n; k++) {
-		const struct vq_buf *b = &chain.buf[k];
-		bool content = true;
-
-		for (uint32_t j = 0; j < b->len && content; j++)
-			content = b->host[j] == pattern(r->seed + k, j);
-		if (b->host != g2h(r->seg[k].addr) || b->len != r->seg[k].len ||
-		    b->device_writes != r->seg[k].device_writes || !content) {
-			printf("  host chain: segment %u differs (len %u want %u, writes %d, content %d)\n", k, b->len,
-			       r->seg[k].len, b->device_writes, content);
-			return false;
-		}
-		if (r->seg[k].device_writes)
-			in += r->seg[k].len;
-		else
-			out += r->seg[k].len;
-	}
-	return chain.out_len == out && chain.in_len == in;
 }
 
 /* All num buffer IDs on the guest's private free list, distinct, none in
@@ -437,7 +227,7 @@ static void host_pops_round(unsigned count, struct tstats *st)
 		if (vq.pk.next_avail != slot_of(r->head_abs) || vq.pk.avail_wrap != wrap_of(r->head_abs))
 			st->bad_pos++;
 		tables[b] = r->indirect ? q.pk.desc[slot_of(r->head_abs)].addr : 0;
-		if (vq_pop_avail(&vq, &chain) != 1 || !chain_matches(r)) {
+		if (vq_pop_avail(&vq, &chain) != 1 || !chain_matches(r->seg, r->n, r->indirect, r->seed)) {
 			st->bad_chain++;
 			continue;
 		}
@@ -663,24 +453,6 @@ static void test_wrap_traces(void)
 }
 
 /* ---- (3) the kick's view of "used" ----------------------------------------- */
-
-static void add1(void)
-{
-	struct gvq_seg s = { .addr = pool, .len = 8 };
-
-	if (!gvq_add(&q, &s, 1, pool, false))
-		fatal("add1: ring full");
-}
-
-/* The host pops everything published and completes it in order; the guest
- * reclaims it. */
-static void host_drain(void)
-{
-	while (vq_pop_avail(&vq, &chain) == 1)
-		vq_push_used(&vq, chain.head, 0);
-	while (gvq_get_used(&q, NULL))
-		;
-}
 
 static void test_kick_view(void)
 {
@@ -1124,8 +896,7 @@ static void test_hostile(void)
 
 int main(void)
 {
-	map_guest_ram();
-	pool = alloc_pages(POOL_SIZE);
+	fixture_init(POOL_SIZE, 4242);
 	test_setup();
 	test_wrap_traces();
 	test_kick_view();
