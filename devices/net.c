@@ -234,6 +234,67 @@ static void arm_timer(struct net *net)
 	timerfd_settime(net->timer_fd, 0, &its, NULL);
 }
 
+/*
+ * The threaded model's timer, re-armed lazily.  The rule is 2008's: a drain
+ * that found work arms the one-shot timer for timeout_us from now, and each
+ * arm replaces the pending expiry.  Done with timerfd_settime every time,
+ * that is one more system call on nearly every wakeup of the device thread,
+ * and a dear one: it moves the kernel's hrtimer, often reprogramming the
+ * CPU's timer (measured with bench/device-path).  So the thread keeps
+ * the deadline itself (timer_due) and moves the timerfd only when it must:
+ * when it is not armed, or the new deadline is earlier than the one it is
+ * set to.  When the timerfd fires before timer_due, the expiry is stale: it
+ * is set to timer_due, and nothing else happens -- the state machine never
+ * sees it and tx_timer_timeouts does not count it.  net_tx_on_timeout thus
+ * runs at the deadlines, and as often, as with a timer set on every arm.
+ * The deadline and the timerfd's setting change under the lock only.  (The
+ * lguest model keeps arm_timer, which sets the timerfd every time: a stale
+ * expiry there would kick the vCPU out for nothing.)
+ */
+static void set_timer_at(struct net *net, uint64_t ns)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u) },
+	};
+
+	net->timer_set = ns;
+	timerfd_settime(net->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void arm_timer_lazy(struct net *net)
+{
+	uint64_t due = monotonic_ns() + net->timeout_us * 1000ull;
+
+	net->timer_due = due;
+	if (!net->timer_set || due < net->timer_set)
+		set_timer_at(net, due);
+}
+
+/* Arm the one-shot timer for timeout_us from now (lock held).  Threaded:
+ * also for a TX notify that came as an MMIO exit after all (a write the
+ * ioeventfd did not match), so that the device thread's deadline is the
+ * only one. */
+static void net_arm_timer(struct net *net)
+{
+	if (net->cfg.model == NET_MODEL_THREADED)
+		arm_timer_lazy(net);
+	else
+		arm_timer(net);
+}
+
+/* timer_fd fired (lock held): true if the timer expired, false if the
+ * expiry was stale (the timerfd is then set to the deadline). */
+static bool timer_fired(struct net *net)
+{
+	net->timer_set = 0;
+	if (net->timer_due && monotonic_ns() < net->timer_due) {
+		set_timer_at(net, net->timer_due);
+		return false;
+	}
+	net->timer_due = 0;
+	return true;
+}
+
 /* The backend's descriptor to read frames from (the tap's), or -1. */
 static int backend_rx_fd(const struct net *net)
 {
@@ -284,7 +345,7 @@ static void net_queue_notify(struct virtio_mmio_dev *dev, unsigned q)
 	}
 	net->st.notifies++;
 	if (net_tx_on_notify(net))
-		arm_timer(net);
+		net_arm_timer(net);
 }
 
 static void net_config_read(struct virtio_mmio_dev *dev, uint32_t off, void *data, uint32_t len)
@@ -353,7 +414,28 @@ int net_open_backend(struct net *net)
 	return net->be_ops->open ? net->be_ops->open(net->be, &net->cfg, &link) : 0;
 }
 
-/* Threaded model: ioeventfd kicks and timer expiries on one device thread. */
+/* The device thread's last act.  The kick eventfd has counted every guest
+ * write since the thread started (it is never read before: see
+ * net_tx_thread), so one read now gives tx_queue_notifies, kicks that came
+ * after the last drain included.  And the thread's CPU time, for
+ * tx_device_cpu_seconds: it sleeps in epoll_wait whenever it has nothing to
+ * do, so this is its busy time -- drains, expiries, wakeups -- read once,
+ * not per drain.  net_stop's join makes both visible to the stats. */
+static void *net_tx_thread_exit(struct net *net)
+{
+	uint64_t count;
+
+	if (read(net->mmio.notify_fd[NET_TX], &count, 8) == 8)
+		net->st.notifies += count;
+	net->st.device_cpu_seconds = thread_cpu_seconds();
+	return NULL;
+}
+
+/* Threaded model: ioeventfd kicks and timer expiries on one device thread.
+ * The kick eventfd is watched edge-triggered (net_start): every guest write
+ * after the last epoll_wait makes one event, so a wakeup needs no read() to
+ * clear it -- a system call less per wakeup; the count is read once, at the
+ * end (net_tx_thread_exit). */
 static void *net_tx_thread(void *arg)
 {
 	struct net *net = arg;
@@ -365,36 +447,36 @@ static void *net_tx_thread(void *arg)
 		/* A drain its budget stopped goes on at once, but only after a
 		 * look at the stop eventfd, the kicks and the timer. */
 		int n = epoll_wait(net->epoll_fd, ev, 4, more ? 0 : -1);
-		uint64_t count, kicks = 0;
-		bool expired = false, readable = false;
+		uint64_t count;
+		bool kicked = false, rang = false, expired, readable = false;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return NULL;    /* cannot happen with valid fds; never spin */
+			return net_tx_thread_exit(net);   /* cannot happen with valid fds; never spin */
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.fd == net->stop_efd)
-				return NULL;
+				return net_tx_thread_exit(net);
 			if (ev[i].data.fd == rx_fd) {
 				readable = true;
 				continue;
 			}
-			if (read(ev[i].data.fd, &count, 8) != 8)
+			if (ev[i].data.fd == net->mmio.notify_fd[NET_TX]) {
+				kicked = true;
 				continue;
-			if (ev[i].data.fd == net->mmio.notify_fd[NET_TX])
-				kicks += count;
-			else
-				expired = true;
+			}
+			if (read(ev[i].data.fd, &count, 8) == 8)
+				rang = true;
 		}
 		pthread_mutex_lock(&net->mmio.lock);
-		net->st.notifies += kicks;
-		bool arm = kicks && net_tx_on_notify(net);
+		expired = rang && timer_fired(net);
+		bool arm = kicked && net_tx_on_notify(net);
 		if (expired && net_tx_on_timeout(net))
 			arm = true;
-		if (!kicks && !expired)     /* a notify's or expiry's drain is this round */
+		if (!kicked && !expired)     /* a notify's or expiry's drain is this round */
 			net_tx_on_continue(net);
 		if (arm)
-			arm_timer(net);
+			net_arm_timer(net);
 		if (readable)
 			backend_rx_ready(net);
 		more = net->tx_more;
@@ -494,7 +576,8 @@ int net_start(struct net *net)
 			return diag_fail("net: epoll: %s", strerror(errno));
 		int fds[] = { net->mmio.notify_fd[NET_TX], net->timer_fd, net->stop_efd, backend_rx_fd(net) };
 		for (unsigned i = 0; i < 4 && fds[i] >= 0; i++) {
-			struct epoll_event e = { .events = EPOLLIN, .data.fd = fds[i] };
+			/* The kicks edge-triggered, the rest level (net_tx_thread). */
+			struct epoll_event e = { .events = EPOLLIN | (i == 0 ? EPOLLET : 0), .data.fd = fds[i] };
 
 			if (epoll_ctl(net->epoll_fd, EPOLL_CTL_ADD, fds[i], &e) < 0)
 				return diag_fail("net: epoll_ctl: %s", strerror(errno));

@@ -59,6 +59,9 @@ struct net_tx_stats {
 	uint64_t buffers_indirect, descriptors;
 	uint64_t interrupts;
 	double t_first, t_last;       /* CLOCK_MONOTONIC of first pop, last drain */
+	/* Threaded model: the device thread's CLOCK_THREAD_CPUTIME_ID, read by
+	 * that thread as it exits (so valid after net_stop); 0 otherwise. */
+	double device_cpu_seconds;
 };
 
 struct net_rx_stats {
@@ -97,6 +100,10 @@ struct net {
 	bool tx_more_by_timer;        /* ... and it was a timer's drain (else a notify's) */
 	/* plumbing; the TX kick eventfd (threaded) is mmio.notify_fd[1] */
 	int timer_fd, stop_efd, epoll_fd;
+	/* Threaded model, the device thread's own: the one-shot timer's
+	 * deadline, and what timer_fd is set to (CLOCK_MONOTONIC ns; 0: none).
+	 * They differ while a re-arm is pending (net.c, arm_timer_lazy). */
+	uint64_t timer_due, timer_set;
 	pthread_t thread;
 	bool thread_running;
 	int timer_pending;            /* lguest model: set by the waker, taken by the vCPU */

@@ -6,6 +6,12 @@
  * and the first reason kept, but the ring goes on: a wrong frame is the
  * guest's (or our) data bug, not a broken ring.
  *
+ * Checking the frame in place instead, without the copy, was measured with
+ * bench/device-path and was no faster: the bytes come from the guest's
+ * CPU's cache either way, and libc's memcpy pulls them over at least as
+ * fast as a checking loop does; the second pass, in L1, is cheap once it is
+ * vectorised (first_bad_word).
+ *
  * As a backend (net_sink_ops): the drain's chains come in through
  * sink_transmit; the stats block's verdict is "ok" or the first bad
  * frame's reason, and its payload is what passed verification.
@@ -21,6 +27,44 @@ static int sink_bad(struct net_sink *sink, const char *fmt, unsigned long long a
 	if (!sink->bad_frames++)
 		snprintf(sink->first_error, sizeof(sink->first_error), fmt, a, b);
 	return -1;
+}
+
+/* Two 64-bit lanes: one SSE2 register on any x86-64 (GCC's and clang's
+ * generic vectors; wider ones would be split and spilled without AVX). */
+typedef uint64_t u64x2 __attribute__((vector_size(16)));
+
+/* The first of `words` words at p that differs from pattern(seq, w) --
+ * base ^ w * LKVM_PATTERN_WORD_MUL -- or `words` if none does.  The sink's
+ * hot loop, on the frame it just copied (in L1): 8 words a step, their
+ * differences OR-ed together with no branch per word; only a step that
+ * differs is looked at word by word. */
+static size_t first_bad_word(const uint8_t *p, size_t words, uint64_t base)
+{
+	const uint64_t k = LKVM_PATTERN_WORD_MUL;
+	const u64x2 vbase = { base, base }, step = { 8 * k, 8 * k };
+	u64x2 m0 = { 0, k }, m1 = m0 + 2 * k, m2 = m0 + 4 * k, m3 = m0 + 6 * k;
+	size_t i = 0;
+	uint64_t m;
+
+	for (; i + 8 <= words; i += 8, m0 += step, m1 += step, m2 += step, m3 += step) {
+		u64x2 a, b, c, d, diff;
+
+		memcpy(&a, p + 8 * i, 16);
+		memcpy(&b, p + 8 * i + 16, 16);
+		memcpy(&c, p + 8 * i + 32, 16);
+		memcpy(&d, p + 8 * i + 48, 16);
+		diff = (a ^ vbase ^ m0) | (b ^ vbase ^ m1) | (c ^ vbase ^ m2) | (d ^ vbase ^ m3);
+		if (diff[0] | diff[1])
+			break;
+	}
+	for (m = i * k; i < words; i++, m += k) {
+		uint64_t got;
+
+		memcpy(&got, p + 8 * i, 8);
+		if (got != (base ^ m))
+			return i;
+	}
+	return words;
 }
 
 int net_sink_consume(struct net_sink *sink, const struct vq_chain *chain)
@@ -58,18 +102,14 @@ int net_sink_consume(struct net_sink *sink, const struct vq_chain *chain)
 	f += LKVM_FRAME_HDR;
 	len -= LKVM_FRAME_HDR;
 	words = len / 8;
-	for (w = 0; w < words; w++) {
-		uint64_t got;
-
-		memcpy(&got, f + 8 * w, 8);
-		if (got != lkvm_pattern(seq, w))
-			return sink_bad(sink, "payload mismatch in frame %llu at byte %llu", seq, 8 * w);
-	}
-	if (len % 8) {
-		uint64_t want = lkvm_pattern(seq, words), got = 0;
+	w = first_bad_word(f, words, lkvm_pattern_base(seq));
+	if (w < words)
+		return sink_bad(sink, "payload mismatch in frame %llu at byte %llu", seq, 8 * w);
+	if (len % 8) {           /* a cut last word: its first bytes, little endian */
+		uint64_t got = 0;
 
 		memcpy(&got, f + 8 * words, len % 8);
-		if (memcmp(&got, &want, len % 8))
+		if ((got ^ lkvm_pattern(seq, words)) & ((1ull << 8 * (len % 8)) - 1))
 			return sink_bad(sink, "payload mismatch in frame %llu at byte %llu", seq, 8 * words);
 	}
 	sink->frames++;

@@ -58,6 +58,7 @@ void net_report_stats(const struct net *net, const struct net_report_guest *gues
 	stats_u64(st, "tx_payload_bytes", payload);
 	stats_u64(st, "tx_frames", be.frames);
 	stats_f64(st, "tx_gbit_per_second", xfer > 0 ? payload * 8.0 / xfer / 1e9 : 0);
+	stats_f64(st, "tx_device_cpu_seconds", tx->device_cpu_seconds);
 	stats_u64(st, "tx_frames_bad", be.bad);
 	stats_str(st, "tx_verify", verify);
 	stats_u64(st, "tx_notify_wakeups", tx->notify_wakeups);

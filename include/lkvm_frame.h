@@ -26,9 +26,22 @@
 #define LKVM_FRAME_MIN     (LKVM_FRAME_HDR + 8u)
 #define LKVM_FRAME_MAX     65535u
 
+/* pattern(seq, w) = base(seq) ^ w * LKVM_PATTERN_WORD_MUL, so a checker
+ * that walks the words in order adds LKVM_PATTERN_WORD_MUL per word instead
+ * of multiplying (net_sink.c).  The constants are part of the format: the
+ * guest writes with them, the sink and the receiver check with them. */
+#define LKVM_PATTERN_SEQ_MUL  0x9e3779b97f4a7c15ull
+#define LKVM_PATTERN_WORD_MUL 0xd1b54a32d192ed03ull
+#define LKVM_PATTERN_XOR      0x5bd1e995ull
+
+static inline uint64_t lkvm_pattern_base(uint64_t seq)
+{
+	return (seq * LKVM_PATTERN_SEQ_MUL) ^ LKVM_PATTERN_XOR;
+}
+
 static inline uint64_t lkvm_pattern(uint64_t seq, uint64_t word)
 {
-	return (seq * 0x9e3779b97f4a7c15ull) ^ (word * 0xd1b54a32d192ed03ull) ^ 0x5bd1e995ull;
+	return lkvm_pattern_base(seq) ^ (word * LKVM_PATTERN_WORD_MUL);
 }
 
 #define LKVM_STREAM_SEQ 0x54435053u   /* "TCPS" */

@@ -1,0 +1,225 @@
+/*
+ * memcpy_floor.c -- the floor for the host's device path (bench/device-path):
+ * how long one CPU takes to copy what the sink copies for a raw run, and
+ * nothing else.
+ *
+ * A raw run of --bytes payload in --frame-byte frames is ceil(bytes /
+ * (frame - 22)) frames (22: Ethernet header + sequence number); the device
+ * takes each as one chain of 12 (virtio-net header) + frame bytes, the last
+ * frame shorter.  This program copies exactly those pieces, in that order,
+ * with memcpy into one destination buffer (the one copy of a backend that
+ * takes a frame out of guest memory into its own), from a pool of 2 x --ring
+ * source buffers laid out as the guest lays out its own (workload_raw.c:
+ * 64-byte aligned stride, twice the ring), taken in turn.  The pool is written before the clock starts and
+ * once round before it, so it is as warm as this CPU's caches can keep it.
+ *
+ * It runs pinned to --cpu (1: where the launcher pins the net device
+ * thread), and reports the copy loop's CPU time (CLOCK_THREAD_CPUTIME_ID,
+ * comparable with the run's tx_device_cpu_seconds) and its wall time.
+ *
+ * The copies cannot be elided: after each one an empty asm statement takes
+ * the destination as an input with a memory clobber, so the compiler must
+ * assume the bytes are read; and a checksum of the destination is printed.
+ *
+ * Output, one "key value" line each, in this order: bytes_payload, frames,
+ * bytes_copied, piece_bytes, pool_buffers, cpu, seconds_cpu, seconds_wall,
+ * gbyte_per_second (copied bytes / CPU seconds, 10^9), checksum.
+ * Exit status: 0, 1 on a host error (pinning, memory), 2 on bad options.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* sched_setaffinity; meson passes it already */
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lkvm_frame.h"
+
+#define PROG       "bench-memcpy-floor"
+#define NET_HDR    12u   /* struct virtio_net_hdr_v1, as the raw workload sends it */
+
+static const char usage[] =
+	"usage: " PROG " [--bytes SIZE] [--frame N] [--ring N] [--cpu N]\n"
+	"\n"
+	"Copy what the sink copies for a raw run of SIZE payload bytes -- one\n"
+	"12 + N byte piece per frame, from a pool of 2 x ring buffers in turn,\n"
+	"into one destination -- on one pinned CPU, and print the seconds.\n"
+	"\n"
+	"  --bytes SIZE   payload bytes, K/M/G suffixes (1G)\n"
+	"  --frame N      Ethernet frame size, 30..65523 (1514)\n"
+	"  --ring N       TX ring size, a power of two up to 1024: the pool is 2 x N (128)\n"
+	"  --cpu N        the CPU to run on, -1 for none (1, the net device thread's)\n"
+	"  -h, --help     this text\n";
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, PROG ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (--help)\n");
+	return 2;
+}
+
+static int parse_u64(const char *s, uint64_t *out, int suffixes)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (suffixes && *end) {
+		unsigned shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
+			       : *end == 'G' || *end == 'g' ? 30 : 0;
+
+		if (!shift || end[1] || v > (UINT64_MAX >> shift))
+			return -1;
+		v <<= shift;
+		end++;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static double seconds_of(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The frame the guest would write (workload_raw.c's fill_frame), so the
+ * source is real data, not zero pages. */
+static void fill(uint8_t *buf, uint32_t frame, uint64_t seq)
+{
+	uint8_t *f = buf + NET_HDR;
+	uint32_t payload = frame - LKVM_FRAME_HDR;
+
+	memset(buf, 0, NET_HDR);
+	memset(f, 0xff, LKVM_FRAME_HDR);
+	memcpy(f + LKVM_ETH_HLEN, &seq, 8);
+	for (uint32_t j = 0; j < payload / 8; j++) {
+		uint64_t w = lkvm_pattern(seq, j);
+
+		memcpy(f + LKVM_FRAME_HDR + 8 * j, &w, 8);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t bytes = 1ull << 30, frame = 1514, ring = 128, payload, frames, copied = 0, pool_n, stride;
+	long long cpu = 1;
+	uint8_t *pool, *dst;
+	double c0, c1, w0, w1;
+	uint64_t sum = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (strcmp(o, "--bytes") && strcmp(o, "--frame") && strcmp(o, "--ring") && strcmp(o, "--cpu"))
+			return bad_usage("unknown option '%s'", o);
+		if (!v)
+			return bad_usage("%s needs a value", o);
+		i++;
+		if (!strcmp(o, "--bytes")) {
+			if (parse_u64(v, &bytes, 1) < 0 || !bytes || bytes > (1ull << 40))
+				return bad_usage("--bytes '%s': give 1 byte to 1T, K/M/G suffixes", v);
+		} else if (!strcmp(o, "--frame")) {
+			if (parse_u64(v, &frame, 0) < 0 || frame < LKVM_FRAME_MIN || frame > LKVM_FRAME_MAX - NET_HDR)
+				return bad_usage("--frame '%s': give 30..65523", v);
+		} else if (!strcmp(o, "--ring")) {
+			if (parse_u64(v, &ring, 0) < 0 || !ring || ring > 1024 || (ring & (ring - 1)))
+				return bad_usage("--ring '%s': give a power of two up to 1024", v);
+		} else {
+			char *end;
+
+			errno = 0;
+			cpu = strtoll(v, &end, 10);
+			if (errno || *end || end == v || cpu < -1 || cpu >= CPU_SETSIZE)
+				return bad_usage("--cpu '%s': give a CPU number, or -1", v);
+		}
+	}
+
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((int)cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+			fprintf(stderr, PROG ": cannot run on CPU %lld: %s -- give --cpu -1 or another CPU\n", cpu,
+				strerror(errno));
+			return 1;
+		}
+	}
+
+	payload = frame - LKVM_FRAME_HDR;
+	frames = (bytes + payload - 1) / payload;
+	pool_n = 2 * ring;
+	stride = (NET_HDR + frame + 63) & ~63ull;
+	pool = aligned_alloc(4096, (pool_n * stride + 4095) & ~4095ull);
+	dst = aligned_alloc(64, (NET_HDR + LKVM_FRAME_MAX + 63) & ~63ull);
+	if (!pool || !dst) {
+		fprintf(stderr, PROG ": out of memory for %" PRIu64 " buffers of %" PRIu64 " bytes\n", pool_n,
+			stride);
+		return 1;
+	}
+	memset(dst, 0, NET_HDR + LKVM_FRAME_MAX);
+	for (uint64_t i = 0; i < pool_n; i++)
+		fill(pool + i * stride, (uint32_t)frame, i);
+	/* One round untimed: the pool and the destination in this CPU's caches. */
+	for (uint64_t i = 0; i < pool_n; i++) {
+		memcpy(dst, pool + i * stride, NET_HDR + frame);
+		__asm__ volatile("" : : "r"(dst) : "memory");
+	}
+
+	w0 = seconds_of(CLOCK_MONOTONIC);
+	c0 = seconds_of(CLOCK_THREAD_CPUTIME_ID);
+	for (uint64_t seq = 0, left = bytes, slot = 0; seq < frames; seq++) {
+		uint64_t len = left < payload ? left : payload;
+		size_t piece = NET_HDR + LKVM_FRAME_HDR + len;
+
+		memcpy(dst, pool + slot * stride, piece);
+		/* The copy is "read" here: the compiler must make it. */
+		__asm__ volatile("" : : "r"(dst) : "memory");
+		copied += piece;
+		left -= len;
+		if (++slot == pool_n)
+			slot = 0;
+	}
+	c1 = seconds_of(CLOCK_THREAD_CPUTIME_ID);
+	w1 = seconds_of(CLOCK_MONOTONIC);
+
+	for (uint64_t i = 0; i < NET_HDR + frame; i += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, dst + i, NET_HDR + frame - i < 8 ? NET_HDR + frame - i : 8);
+		sum = sum * 31 + w;
+	}
+	printf("bytes_payload      %" PRIu64 "\n", bytes);
+	printf("frames             %" PRIu64 "\n", frames);
+	printf("bytes_copied       %" PRIu64 "\n", copied);
+	printf("piece_bytes        %" PRIu64 "\n", NET_HDR + frame);
+	printf("pool_buffers       %" PRIu64 "\n", pool_n);
+	printf("cpu                %lld\n", cpu);
+	printf("seconds_cpu        %.6f\n", c1 - c0);
+	printf("seconds_wall       %.6f\n", w1 - w0);
+	printf("gbyte_per_second   %.3f\n", c1 > c0 ? copied / (c1 - c0) / 1e9 : 0.0);
+	printf("checksum           0x%016" PRIx64 "\n", sum);
+	free(pool);
+	free(dst);
+	return 0;
+}
