@@ -64,6 +64,16 @@ struct net_tx_stats {
 	double device_cpu_seconds;
 };
 
+/* The host's half of an indirect table's price: each TX chain's walk
+ * (vq_pop_avail) timed with rdtsc, direct and indirect apart.  The TSC
+ * rate comes from the device's own clocks: the first timed pop's TSC and
+ * CLOCK_MONOTONIC against both read again when the stats are taken. */
+struct net_pop_timing {
+	uint64_t ticks[2], chains[2];   /* [0] direct, [1] indirect chains */
+	uint64_t tsc0;                  /* rdtsc before the first timed pop (0: none yet) */
+	double mono0;                   /* CLOCK_MONOTONIC just after it */
+};
+
 struct net_rx_stats {
 	uint64_t notifies;            /* guest notifies on the receive queue */
 	uint64_t frames, bytes;       /* delivered into receive buffers (bytes without the header) */
@@ -87,6 +97,7 @@ struct net {
 	struct net_slirp slirp;     /* backend: user-mode networking */
 	struct net_tx_stats st;
 	struct net_rx_stats rx;
+	struct net_pop_timing pop;    /* each TX chain's walk, timed */
 	struct vq_chain chain;        /* scratch for the drain loop */
 	struct vq_chain rx_chain;     /* scratch for receiving (slirp delivers during a drain) */
 	bool rx_starved;              /* out of receive buffers: stop reading the backend */

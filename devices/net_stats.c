@@ -15,6 +15,7 @@
  */
 #include "net.h"
 
+#include "clock.h"
 #include "stats.h"
 
 void net_report_seed_stats(const struct net *net, struct stats *st)
@@ -31,6 +32,19 @@ static double transfer_seconds(const struct net *net)
 void net_report_transfer_time(const struct net *net, struct stats *st)
 {
 	stats_f64(st, "tx_transfer_seconds", transfer_seconds(net));
+}
+
+/* Mean ns per timed pop of one kind (net_tx_pop), 0 if there was none:
+ * ticks into ns at the TSC rate seen since the first pop. */
+static double pop_ns_per_chain(const struct net *net, int indirect)
+{
+	const struct net_pop_timing *p = &net->pop;
+	uint64_t tsc = __builtin_ia32_rdtsc();
+	double ns = (monotonic_seconds() - p->mono0) * 1e9;
+
+	if (!p->chains[indirect] || !p->tsc0 || tsc <= p->tsc0 || ns <= 0)
+		return 0;
+	return p->ticks[indirect] * (ns / (double)(tsc - p->tsc0)) / p->chains[indirect];
 }
 
 void net_report_stats(const struct net *net, const struct net_report_guest *guest, struct stats *st)
@@ -72,6 +86,8 @@ void net_report_stats(const struct net *net, const struct net_report_guest *gues
 	stats_u64(st, "tx_buffers_by_continuation", tx->buffers_by_continuation);
 	stats_u64(st, "tx_buffers_indirect", tx->buffers_indirect);
 	stats_u64(st, "tx_descriptors", tx->descriptors);
+	stats_f64(st, "tx_pop_ns_per_chain_direct", pop_ns_per_chain(net, 0));
+	stats_f64(st, "tx_pop_ns_per_chain_indirect", pop_ns_per_chain(net, 1));
 	stats_u64(st, "tx_interrupts", tx->interrupts);
 	stats_u64(st, "rx_queue_notifies", rx->notifies);
 	stats_u64(st, "rx_frames", rx->frames);

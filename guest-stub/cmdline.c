@@ -6,6 +6,7 @@
 #include "cmdline.h"
 
 #include "io.h"
+#include "lguest_kvm_abi.h"
 #include "lib.h"
 #include "lkvm_frame.h"
 
@@ -198,6 +199,14 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &n) || n > 10000000)
 				return bad("pace_ns", v, vlen);
 			p->pace_ns = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.indirect_cost_ns=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > LKVM_INDIRECT_COST_NS_MAX)
+				return bad("indirect_cost_ns", v, vlen);
+			p->indirect_cost_ns = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.indirect_cold_lines=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > LKVM_INDIRECT_COLD_LINES_MAX)
+				return bad("indirect_cold_lines", v, vlen);
+			p->indirect_cold_lines = (uint32_t)n;
 		} else if (starts(w, len, "lkvm.tsc_khz=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n > 0xffffffffu)
 				return bad("tsc_khz", v, vlen);

@@ -39,6 +39,8 @@ struct params {
 	int wait_halt;
 	enum indirect_kind indirect;
 	uint32_t indirect_threshold;   /* 0: max(16, ring/8) */
+	uint32_t indirect_cost_ns;     /* work per indirect table built, timed with the TSC */
+	uint32_t indirect_cold_lines;  /* cold cache lines loaded per indirect table */
 	uint32_t ip, peer_ip;          /* tcp workload: our address, the receiver's (host order) */
 	uint16_t peer_port;
 	int tso;                       /* negotiate CSUM + HOST_TSO4 and send large segments */

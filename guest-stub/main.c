@@ -84,6 +84,7 @@ static const struct { const char *name; size_t off; } report_fields[] = {
 	FIELD(tcp_segments_sent), FIELD(tcp_segments_received), FIELD(tcp_retransmits),
 	FIELD(tcp_timeouts), FIELD(tcp_fast_retransmits), FIELD(tcp_dupacks), FIELD(tcp_window_probes),
 	FIELD(tcp_mss), FIELD(tcp_srtt_ns), FIELD(tcp_waits_halted), FIELD(rx_frames), FIELD(rx_frames_dropped),
+	FIELD(tx_indirect_tables), FIELD(tx_indirect_build_ticks), FIELD(tx_indirect_cost_ticks),
 };
 
 /* One line a host script can parse (docs/qemu.md): where no report port
@@ -166,7 +167,7 @@ __attribute__((noreturn)) void stub_main(const struct hvm_start_info *si)
 	printf("lguest-kvm guest stub " LKVM_VERSION ": %lu MiB RAM, %u virtio-mmio device(s), running at CPL3\n",
 	       ram_end(si) >> 20, p.ndev);
 	printf("command line: %s\n", cmdline);
-	if (!p.tsc_khz_given && (streq(p.workload, "tcp") || p.pace_ns)) {
+	if (!p.tsc_khz_given && (streq(p.workload, "tcp") || p.pace_ns || p.indirect_cost_ns)) {
 		p.tsc_khz = tsc_khz_measured();
 		printf("tsc: no lkvm.tsc_khz, measured %u kHz against the local APIC timer\n", p.tsc_khz);
 	}

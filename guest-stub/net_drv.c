@@ -73,6 +73,9 @@ int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct pa
 		return -1;
 	}
 	n->tx.policy = pol;
+	/* Only the TX queue builds tables; the cold buffer only if it will. */
+	gvq_set_itable_cost(&n->tx, gvq_ns_to_ticks(p->indirect_cost_ns, p->tsc_khz),
+			    p->indirect == INDIRECT_NEVER ? 0 : p->indirect_cold_lines, LKVM_INDIRECT_COLD_BYTES);
 	gvq_disable_interrupts(&n->tx);
 	gvq_disable_interrupts(&n->rx);
 	virtio_drv_ready(&n->dev);
@@ -112,6 +115,9 @@ void net_drv_report_tx(const struct net_drv *n)
 	guest_report.tx_buffers_direct = q->bufs_direct;
 	guest_report.tx_buffers_indirect = q->bufs_indirect;
 	guest_report.tx_descriptors_used = q->descs_used;
+	guest_report.tx_indirect_tables = q->itables_built;
+	guest_report.tx_indirect_build_ticks = q->itable_ticks;
+	guest_report.tx_indirect_cost_ticks = q->icost.ticks;
 }
 
 void net_drv_give_up_if_broken(struct net_drv *n, const char *who)

@@ -19,7 +19,9 @@ struct net_drv {
 
 /* Probe the device at `w`, negotiate what `p` asks for (event-idx or
  * event-desc, indirect, the packed layout), set up both queues (receive
- * ring of `rx_ring` slots) with the TX policy.  0 on success. */
+ * ring of `rx_ring` slots) with the TX policy and the TX queue's price of
+ * an indirect table (lkvm.indirect_cost_ns, lkvm.indirect_cold_lines).
+ * 0 on success. */
 int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct params *p, uint16_t rx_ring);
 /* Split header+frame in `buf` into `nseg` descriptors: [hdr+frame] for 1,
  * else [hdr] then the frame in nseg-1 nearly equal parts (2008's layout). */
@@ -29,7 +31,8 @@ unsigned net_drv_segments(struct gvq_seg *seg, unsigned nseg, uint8_t *buf, uint
  * only every 2^22 turns. */
 void net_drv_wait_tx(struct net_drv *n, int halt);
 /* Copy the TX queue's counters (kicks, notifies, ring full, buffers,
- * descriptors, final threshold) into guest_report for the launcher. */
+ * descriptors, final threshold, indirect tables and their ticks) into
+ * guest_report for the launcher. */
 void net_drv_report_tx(const struct net_drv *n);
 /* A host that found our ring broken stops using it: don't wait forever. */
 void net_drv_give_up_if_broken(struct net_drv *n, const char *who);

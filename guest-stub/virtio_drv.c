@@ -163,7 +163,7 @@ static struct itable_pool itable_pool[ITABLE_MAX + 1];
 /* A packed table entry is a split one's size, so one pool serves both. */
 _Static_assert(sizeof(struct vring_packed_desc) == sizeof(struct vring_desc), "16-byte table entries");
 
-void *gvq_itable_alloc(unsigned n)
+static void *itable_take(unsigned n)
 {
 	struct itable_pool *p = &itable_pool[n];
 
@@ -175,6 +175,51 @@ void *gvq_itable_alloc(unsigned n)
 	}
 	p->made++;
 	return alloc_pages(n * sizeof(struct vring_desc));
+}
+
+void gvq_set_itable_cost(struct gvq *q, uint64_t ticks, uint32_t cold_lines, uint64_t cold_bytes)
+{
+	struct gvq_itable_cost *c = &q->icost;
+
+	*c = (struct gvq_itable_cost){ .ticks = ticks };
+	if (!cold_lines || cold_bytes < 64 || (cold_bytes & (cold_bytes - 1)))
+		return;
+	c->cold_lines = cold_lines;
+	c->cold_bytes = cold_bytes;
+	c->cold = alloc_pages(cold_bytes);  /* zeroed: every load reads 0 */
+}
+
+/* The priced part of building a table: spin until `ticks` have passed,
+ * then load cold_lines lines of the cold buffer, one after the other
+ * (gvq_cold_next). */
+static void itable_pay(struct gvq_itable_cost *c)
+{
+	uint64_t line = c->cold_line, lines = c->cold_bytes / 64, v = 0;
+
+	if (c->ticks) {
+		uint64_t until = rdtsc() + c->ticks;
+
+		while (rdtsc() < until)
+			cpu_relax();
+	}
+	for (uint32_t k = 0; k < c->cold_lines; k++) {
+		v = *(volatile const uint64_t *)(c->cold + line * 64);
+		line = gvq_cold_next(line, v, lines);
+	}
+	c->cold_line = line;
+	c->sink += v;
+}
+
+void *gvq_itable_alloc(struct gvq *q, unsigned n)
+{
+	uint64_t t0 = rdtsc();
+	void *t = itable_take(n);
+
+	if (q->icost.ticks || q->icost.cold_lines)
+		itable_pay(&q->icost);
+	q->itables_built++;
+	q->itable_ticks += rdtsc() - t0;
+	return t;
 }
 
 void gvq_itable_release(void *t, unsigned n)
@@ -210,7 +255,7 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 	if (!need)
 		return false;
 	if (indirect) {
-		struct vring_desc *t = gvq_itable_alloc(n);
+		struct vring_desc *t = gvq_itable_alloc(q, n);
 
 		for (unsigned k = 0; k < n; k++) {
 			t[k].addr = virt_to_phys(seg[k].addr);

@@ -86,6 +86,20 @@ struct gvq_packed {
 	bool used_wrap;             /* the device's counter at next_used, as we follow it */
 };
 
+/* What building one indirect table costs on top of taking it off its free
+ * list (lkvm.indirect_cost_ns, lkvm.indirect_cold_lines): the price of the
+ * 2011 driver's kmalloc, which this stub's pool pop does not pay.  All zero
+ * (the default): tables are free, as before.  The queue's own setting, set
+ * by gvq_set_itable_cost; neither the policies nor the workloads see it. */
+struct gvq_itable_cost {
+	uint64_t ticks;             /* TSC ticks of work per table, spun on rdtsc */
+	uint32_t cold_lines;        /* then this many cache lines of `cold`, each load waiting for the last */
+	uint8_t *cold;              /* [cold_bytes], private; 0 without cold lines */
+	uint64_t cold_bytes;        /* a power of two, far larger than any cache */
+	uint64_t cold_line;         /* where the walk goes on (a line index) */
+	uint64_t sink;              /* what the loads read (always 0) */
+};
+
 struct gvq {
 	struct virtio_dev *dev;
 	uint16_t index, num;
@@ -105,7 +119,19 @@ struct gvq {
 	/* counters reported to the launcher */
 	uint64_t kicks, notifies, suppressed, forced, ring_full, full_reads_zero;
 	uint64_t bufs_direct, bufs_indirect, descs_used;
+	/* indirect tables built (gvq_itable_alloc) and the TSC ticks that took:
+	 * the pool pop, the priced work and the cold lines, two rdtsc apart */
+	uint64_t itables_built, itable_ticks;
+	struct gvq_itable_cost icost;
 };
+
+/* ns of work in TSC ticks at tsc_khz, as --pace-ns is converted: ns *
+ * tsc_khz / 10^6, rounded down (0 when either is 0; no overflow for any
+ * 32-bit pair). */
+static inline uint64_t gvq_ns_to_ticks(uint32_t ns, uint32_t tsc_khz)
+{
+	return (uint64_t)ns * tsc_khz / 1000000u;
+}
 
 /* Reset, ACKNOWLEDGE, DRIVER, negotiate `wanted` & offered, FEATURES_OK and
  * read it back -- one status bit per write, in the spec's order, which the
@@ -120,6 +146,23 @@ void virtio_drv_ack_interrupt(const struct virtio_dev *dev);
 /* Allocate and announce queue `index`: packed if dev->features has
  * VIRTIO_F_RING_PACKED, split otherwise. */
 int gvq_setup(struct gvq *q, struct virtio_dev *dev, uint16_t index, uint16_t num);
+
+/* The cold walk's next line of `lines` (a power of two) after `line`: an
+ * LCG, full period mod 2^k (the multiplier is 1 mod 4, the increment odd),
+ * so it visits every line once before any again, with no stride for a
+ * prefetcher to follow.  `v`, the value just loaded (always 0), makes each
+ * load wait for the one before, as a freelist pointer does. */
+static inline uint64_t gvq_cold_next(uint64_t line, uint64_t v, uint64_t lines)
+{
+	return (line * 1664525u + 1013904223u + v) & (lines - 1);
+}
+
+/* Price every indirect table this queue builds from now on: `ticks` of
+ * spinning, then `cold_lines` dependent loads from a private buffer of
+ * `cold_bytes` (a power of two; allocated here when cold_lines is not 0),
+ * visited in a full-period pseudo-random order of its lines so that no
+ * cache or prefetcher holds the next one.  After gvq_setup, which clears it. */
+void gvq_set_itable_cost(struct gvq *q, uint64_t ticks, uint32_t cold_lines, uint64_t cold_bytes);
 
 /* Add one buffer of `n` segments, as direct descriptors or through an
  * indirect table.  Returns false if the ring lacks room (nothing added). */

@@ -146,7 +146,7 @@ static uint16_t pk_write_chain(struct gvq *q, const struct gvq_seg *seg, unsigne
  * 0).  Returns the ring descriptor's flags, for the kick. */
 static uint16_t pk_write_indirect(struct gvq *q, const struct gvq_seg *seg, unsigned n, uint16_t id)
 {
-	struct vring_packed_desc *t = gvq_itable_alloc(n);
+	struct vring_packed_desc *t = gvq_itable_alloc(q, n);
 	struct vring_packed_desc *d = &q->pk.desc[q->pk.next_avail];
 	uint16_t flags = pk_avail_marks(q->pk.avail_wrap) | VRING_DESC_F_INDIRECT;
 

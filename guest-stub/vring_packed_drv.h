@@ -24,8 +24,10 @@
  * free (counted in ring_full). */
 unsigned gvq_descs_needed(struct gvq *q, unsigned n, bool *indirect);
 /* A private table of n 16-byte entries (struct vring_desc or struct
- * vring_packed_desc: the same size), and its return. */
-void *gvq_itable_alloc(unsigned n);
+ * vring_packed_desc: the same size) for queue q, and its return.  The one
+ * place both layouts build a table: it pays q's gvq_itable_cost and counts
+ * the table and its ticks (itables_built, itable_ticks). */
+void *gvq_itable_alloc(struct gvq *q, unsigned n);
 void gvq_itable_release(void *table, unsigned n);
 /* After publishing: count a full ring read as 0, ask the policy, notify. */
 void gvq_kick_decide(struct gvq *q, const struct kick_view *v);

@@ -42,6 +42,13 @@
 #define LKVM_PORT_REPORT      0x510  /* 32-bit out: GPA of struct lkvm_guest_report */
 #define LKVM_PORT_CRASH       0x511  /* 8-bit out from the exception path: vector */
 
+/* lkvm.indirect_cost_ns and lkvm.indirect_cold_lines (--indirect-cost-ns,
+ * --indirect-cold-lines): their ranges, and the private buffer the cold
+ * lines come from, which the guest allocates from its RAM. */
+#define LKVM_INDIRECT_COST_NS_MAX    1000000u
+#define LKVM_INDIRECT_COLD_LINES_MAX 1024u
+#define LKVM_INDIRECT_COLD_BYTES     (64u << 20)
+
 /* Guest statuses the stub uses (the launcher passes any value through). */
 #define LKVM_STATUS_OK        0
 #define LKVM_STATUS_FAILED    33     /* the stub found a problem and said why */
@@ -53,7 +60,7 @@
  */
 #ifndef __ASSEMBLER__
 #define LKVM_REPORT_MAGIC     0x4c4b564d52455054ull /* "LKVMREPT" */
-#define LKVM_REPORT_VERSION   3u
+#define LKVM_REPORT_VERSION   4u
 
 struct lkvm_guest_report {
 	uint64_t magic;
@@ -93,6 +100,10 @@ struct lkvm_guest_report {
 	uint64_t tcp_waits_halted;     /* waits for the peer spent in hlt */
 	uint64_t rx_frames;            /* frames the guest took off the receive queue */
 	uint64_t rx_frames_dropped;    /* malformed or not for us */
+	/* version 4: what building the TX queue's indirect tables cost */
+	uint64_t tx_indirect_tables;      /* tables built (gvq_itable_alloc) */
+	uint64_t tx_indirect_build_ticks; /* TSC ticks spent building them */
+	uint64_t tx_indirect_cost_ticks;  /* priced work asked per table: lkvm.indirect_cost_ns in ticks */
 };
 #endif /* __ASSEMBLER__ */
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "lguest_kvm_abi.h"
 #include "lkvm_frame.h"
 #include "notify_policy.h"
 #include "tcp_endpoint.h"
@@ -100,6 +101,10 @@ void run_usage(FILE *f)
 "  --pace-ns N          guest work per frame before it is queued, e.g. 24000 for the\n"
 "                       ~24 us per packet of 2008's guest TCP stack (default 0)\n"
 "  --indirect I         never | always | threshold[:N] (default never)\n"
+"  --indirect-cost-ns N guest work per indirect table it builds, 0..%u, timed with its\n"
+"                       TSC: the 2011 driver's kmalloc, priced (default 0: free)\n"
+"  --indirect-cold-lines K  also load K cold cache lines per table, 0..%u, each waiting\n"
+"                       for the last (a %u MiB private buffer; needs --mem %uM) (default 0)\n"
 "  --layout L           the net queues' ring layout: split (virtio 1.0, default) |\n"
 "                       packed (virtio 1.1, VIRTIO_F_RING_PACKED)\n"
 "  --boot-status N      test aid: the boot workload exits with status N\n"
@@ -139,7 +144,8 @@ void run_usage(FILE *f)
 "Exit status: the guest's own status; 1 host error; 2 usage; 3 transferred data\n"
 "failed the host's check; 124 --max-seconds;\n"
 "125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n",
-		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE);
+		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE, LKVM_INDIRECT_COST_NS_MAX, LKVM_INDIRECT_COLD_LINES_MAX,
+		LKVM_INDIRECT_COLD_BYTES >> 20, 2 * (LKVM_INDIRECT_COLD_BYTES >> 20));
 }
 
 /* "A.B.C.D" (host order) with, if `prefix`, "/LEN" after it. */
@@ -236,7 +242,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
 	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
-	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT };
+	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT, O_INDIRECT_COST, O_COLD_LINES };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -247,6 +253,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "policy", required_argument, 0, O_POLICY },
 		{ "wait", required_argument, 0, O_WAIT },
 		{ "indirect", required_argument, 0, O_INDIRECT },
+		{ "indirect-cost-ns", required_argument, 0, O_INDIRECT_COST },
+		{ "indirect-cold-lines", required_argument, 0, O_COLD_LINES },
 		{ "fault", required_argument, 0, O_FAULT },
 		{ "model", required_argument, 0, O_MODEL },
 		{ "timeout-us", required_argument, 0, O_TIMEOUT },
@@ -319,6 +327,14 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			if (!valid_indirect(optarg))
 				return usage_error("run", "--indirect '%s': expected never, always, threshold or threshold:N", optarg);
 			o->indirect = optarg;
+			break;
+		case O_INDIRECT_COST:
+			if (!parse_u32(optarg, 0, LKVM_INDIRECT_COST_NS_MAX, &o->indirect_cost_ns))
+				return usage_error("run", "--indirect-cost-ns '%s': give 0..1000000", optarg);
+			break;
+		case O_COLD_LINES:
+			if (!parse_u32(optarg, 0, LKVM_INDIRECT_COLD_LINES_MAX, &o->indirect_cold_lines))
+				return usage_error("run", "--indirect-cold-lines '%s': give 0..1024", optarg);
 			break;
 		case O_FAULT:
 			if (!valid_fault(optarg))
@@ -449,6 +465,13 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		snprintf(both, sizeof(both), "%u with --ring %u", o->segments, o->ring);
 		return usage_error("run", "--segments %s: a frame would need more descriptors than the ring has",
 				   both);
+	}
+	if (o->indirect_cold_lines && o->mem < 2ull * LKVM_INDIRECT_COLD_BYTES) {
+		char n[16];
+
+		snprintf(n, sizeof(n), "%u", o->indirect_cold_lines);
+		return usage_error("run", "--indirect-cold-lines %s: the guest walks a 64 MiB buffer; give --mem 128M or more",
+				   n);
 	}
 	if (o->stay_root && o->user)
 		return usage_error("run", "--stay-root with --user %s: pick one", o->user);

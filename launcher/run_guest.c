@@ -53,10 +53,11 @@ int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size
 		"console=hvc0 virtio_mmio.device=4K@0x%x:%u virtio_mmio.device=4K@0x%x:%u "
 		"lkvm.workload=%s lkvm.policy=%s lkvm.bytes=%llu lkvm.frame=%u lkvm.ring=%u "
 		"lkvm.segments=%u lkvm.wait=%s lkvm.indirect=%s lkvm.fault=%s lkvm.status=%u "
-		"lkvm.pace_ns=%u lkvm.tsc_khz=%u lkvm.layout=%s",
+		"lkvm.pace_ns=%u lkvm.tsc_khz=%u lkvm.layout=%s lkvm.indirect_cost_ns=%u lkvm.indirect_cold_lines=%u",
 		LKVM_MMIO_BASE, LKVM_IRQ_BASE, LKVM_MMIO_BASE + LKVM_MMIO_SIZE, LKVM_IRQ_BASE + 1,
 		o->workload, o->policy, (unsigned long long)o->bytes, o->frame, o->ring,
-		o->segments, o->wait, o->indirect, o->fault, o->boot_status, o->pace_ns, tsc_khz, o->layout);
+		o->segments, o->wait, o->indirect, o->fault, o->boot_status, o->pace_ns, tsc_khz, o->layout,
+		o->indirect_cost_ns, o->indirect_cold_lines);
 
 	if (n > 0 && n < (int)size && !strcmp(o->workload, "tcp"))
 		n += snprintf(buf + n, size - (size_t)n, " lkvm.tso=%d lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u", o->tso,
@@ -87,11 +88,13 @@ int build_guest(struct run_state *rs)
 		return -1;
 	if (net_open_backend(&rs->net) < 0)
 		return -1;
-	/* The guest times --pace-ns with its TSC; KVM knows the TSC rate. */
+	/* The guest times --pace-ns and --indirect-cost-ns with its TSC; KVM
+	 * knows the TSC rate. */
 	tsc_khz = ioctl(rs->vm.vcpu_fd, KVM_GET_TSC_KHZ, 0);
-	if (tsc_khz <= 0 && (rs->o->pace_ns || !strcmp(rs->o->workload, "tcp")))
-		return diag_fail("KVM_GET_TSC_KHZ: %s -- --pace-ns and the tcp workload's timers need the guest TSC rate",
-				 strerror(errno));
+	if (tsc_khz <= 0 && (rs->o->pace_ns || rs->o->indirect_cost_ns || !strcmp(rs->o->workload, "tcp")))
+		return diag_fail("KVM_GET_TSC_KHZ: %s -- --pace-ns, --indirect-cost-ns and the tcp workload's timers need "
+				 "the guest TSC rate", strerror(errno));
+	rs->tsc_khz = tsc_khz > 0 ? (unsigned)tsc_khz : 0;
 	if (build_cmdline(rs->o, tsc_khz > 0 ? (unsigned)tsc_khz : 0, cmdline, sizeof(cmdline)) < 0)
 		return -1;
 	return pvh_write_start_info(&rs->vm.mem, cmdline);

@@ -56,6 +56,7 @@ struct run_state {
 	struct lkvm_guest_report report;
 	int have_report;
 	double t_start, t_end;
+	unsigned tsc_khz;           /* the guest's TSC rate, as lkvm.tsc_khz told it (0: unknown) */
 	struct sandbox_state sandbox;
 	pthread_t vcpu_thread;      /* the thread that runs KVM_RUN (the kick's target) */
 	int stop_signal;            /* written by the signal thread, read by the vCPU */

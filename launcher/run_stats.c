@@ -79,6 +79,9 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 	stats_str(st, "ring_layout", run_ring_layout(rs));
 	stats_u64(st, "frame_bytes", o->frame);
 	stats_u64(st, "guest_pace_ns", o->pace_ns);
+	stats_u64(st, "guest_indirect_cost_ns", o->indirect_cost_ns);
+	stats_u64(st, "guest_indirect_cold_lines", o->indirect_cold_lines);
+	stats_u64(st, "guest_tsc_khz", rs->tsc_khz);
 	net_report_transfer_time(&rs->net, st);
 	stats_str(st, "guest_workload", o->workload);
 	net_report_stats(&rs->net, &guest, st);
@@ -122,6 +125,12 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 		stats_u64(st, "guest_tx_buffers_direct", g->tx_buffers_direct);
 		stats_u64(st, "guest_tx_buffers_indirect", g->tx_buffers_indirect);
 		stats_u64(st, "guest_tx_descriptors_used", g->tx_descriptors_used);
+		stats_u64(st, "guest_tx_indirect_tables", g->tx_indirect_tables);
+		stats_u64(st, "guest_tx_indirect_build_ticks", g->tx_indirect_build_ticks);
+		stats_u64(st, "guest_tx_indirect_cost_ticks", g->tx_indirect_cost_ticks);
+		stats_f64(st, "guest_tx_indirect_build_ns_per_table",
+			  g->tx_indirect_tables && rs->tsc_khz
+			  ? g->tx_indirect_build_ticks * 1e6 / rs->tsc_khz / g->tx_indirect_tables : 0);
 		stats_u64(st, "guest_irqs", g->irq_count);
 		stats_u64(st, "guest_timer_irqs", g->timer_irqs);
 		stats_u64(st, "guest_irqs_at_hlt", g->irqs_at_hlt);

@@ -228,6 +228,7 @@ int build_thread_guest(struct run_state *rs)
 	if (net_open_backend(&rs->net) < 0)
 		return -1;
 	tsc_khz = host_tsc_khz();
+	rs->tsc_khz = tsc_khz;
 	hosted.exit_cost_ticks = (uint64_t)rs->o->exit_cost_ns * tsc_khz / 1000000;
 	return build_cmdline(rs->o, tsc_khz, rs->thread_cmdline, sizeof(rs->thread_cmdline));
 }

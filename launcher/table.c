@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "host_kind.h"
+#include "lguest_kvm_abi.h"
 #include "options.h"
 #include "stats.h"
 #include "table_sweep.h"
@@ -73,7 +74,8 @@ static void table_usage(FILE *f)
 "the median with the spread, (max-min)/median, beside the 2008 figures.\n"
 "\n"
 "  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
-"                       always / threshold x ring 128, 256; --segments 3) | cost (thread\n"
+"                       always / threshold x ring 128, 256; --segments 3; with\n"
+"                       --indirect-costs, each of those at every price of a table) | cost (thread\n"
 "                       model: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
 "                       0,24 us per frame) | layout (each policy row on the split ring\n"
 "                       and on the packed ring, side by side)\n"
@@ -82,16 +84,20 @@ static void table_usage(FILE *f)
 "                       40,dynamic,always,event-idx; layout: default\n"
 "                       10,20,40,64,100,dynamic,always,event, where event is event-idx\n"
 "                       on split and event-desc on packed) or never,threshold (indirect)\n"
+"  --indirect-costs LIST  indirect: sweep the guest's cost of building a table,\n"
+"                       ns ascending, e.g. 0,100,250,500,1000 (each row runs with\n"
+"                       --indirect-cost-ns=N); prints where threshold overtakes always\n"
 "  --repeat N           runs per row (default 3)\n"
 "  --model M            threaded | lguest | both (default both) | thread (no VM, no\n"
 "                       /dev/kvm needed: see 'lguest-kvm run --help')\n"
 "  --csv FILE           write the table as CSV\n"
 "  --json FILE          write every sample and the medians as JSON\n"
 "  --plot FILE          draw seconds and notifies against threshold (cost: against the\n"
-"                       exit cost) (.svg or .png, gnuplot)\n"
+"                       exit cost; indirect with --indirect-costs: Gbit/s against the\n"
+"                       price of a table, crossover marked) (.svg or .png, gnuplot)\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
-"  --layout\n"
+"  --layout --exit-cost-ns (--model thread) --indirect-cost-ns --indirect-cold-lines\n"
 "  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
 "                       the table starts for every sample, with the host's loopback\n"
 "                       TCP throughput measured after the sweep as the ceiling\n"
@@ -155,22 +161,40 @@ static int add_notify_row(struct table *t, const char *word)
 	return add_row(t, row_labels[i], row_policies[i], (const char *const[]){ "--policy", row_policies[i], NULL });
 }
 
-/* Rows of the indirect experiment: policy x ring 128, 256. */
+/* Rows of the indirect experiment: policy x ring 128, 256, and with
+ * --indirect-costs x each price of a table (the cost innermost, so each
+ * policy and ring is one line of the sweep's plot). */
 static int add_indirect_row(struct table *t, const char *word)
 {
 	static const char *const rings[2] = { "--ring=128", "--ring=256" };
+	static char modes[MAX_ROWS][24], costs[MAX_ROWS][32];
+	unsigned ncost = t->nicosts ? t->nicosts : 1;
 
 	if (strcmp(word, "never") && strcmp(word, "always") && strncmp(word, "threshold", 9))
 		return usage_error("table", "--rows: '%s' is not never|always|threshold[:N]", word);
-	for (unsigned k = 0; k < 2; k++) {
-		unsigned i = t->nrows;
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned c = 0; c < ncost; c++) {
+			unsigned i = t->nrows;
+			const char *args[] = { "--indirect", modes[i], rings[k], costs[i], NULL };
 
-		if (i == MAX_ROWS)
-			return usage_error("table", "too many rows (limit 64)%s", "");
-		snprintf(row_labels[i], sizeof(row_labels[i]), "%s/%s", word, rings[k] + 7);
-		if (add_row(t, row_labels[i], NULL, (const char *const[]){ "--indirect", word, rings[k], NULL }))
-			return EXIT_USAGE;
-	}
+			if (i == MAX_ROWS)
+				return usage_error("table", "too many rows (limit 64): fewer --rows or --indirect-costs%s", "");
+			snprintf(modes[i], sizeof(modes[i]), "%s", word);
+			if (t->nicosts) {
+				snprintf(row_labels[i], sizeof(row_labels[i]), "%s/%s/%uns", word, rings[k] + 7, t->icosts[c]);
+				snprintf(costs[i], sizeof(costs[i]), "--indirect-cost-ns=%u", t->icosts[c]);
+			} else {
+				snprintf(row_labels[i], sizeof(row_labels[i]), "%s/%s", word, rings[k] + 7);
+				args[3] = NULL;
+			}
+			if (add_row(t, row_labels[i], NULL, args))
+				return EXIT_USAGE;
+			for (unsigned m = 0; m < 2; m++) {
+				t->rows[m][i].mode = modes[i];
+				t->rows[m][i].ring = k ? 256 : 128;
+				t->rows[m][i].indirect_cost_ns = t->nicosts ? t->icosts[c] : 0;
+			}
+		}
 	return 0;
 }
 
@@ -259,6 +283,8 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 	pid_t pid;
 	double ring_full = 0, indirect = 0, direct = 0;
 
+	memset(v, 0, M_COUNT * sizeof(*v));
+
 	if (jfd < 0 || efd < 0) {
 		snprintf(why, why_size, "cannot create temporary files: %s", strerror(errno));
 		if (jfd >= 0)
@@ -340,7 +366,10 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 		   !stats_json_number(json, "guest_tx_threshold_final", &v[M_THRESHOLD]) ||
 		   !stats_json_number(json, "guest_tx_ring_full", &ring_full) ||
 		   !stats_json_number(json, "guest_tx_buffers_indirect", &indirect) ||
-		   !stats_json_number(json, "guest_tx_buffers_direct", &direct)) {
+		   !stats_json_number(json, "guest_tx_buffers_direct", &direct) ||
+		   !stats_json_number(json, "guest_tx_indirect_build_ns_per_table", &v[M_BUILD_NS]) ||
+		   !stats_json_number(json, "tx_pop_ns_per_chain_direct", &v[M_POP_DIRECT_NS]) ||
+		   !stats_json_number(json, "tx_pop_ns_per_chain_indirect", &v[M_POP_INDIRECT_NS])) {
 		snprintf(why, why_size, "the run's stats JSON lacks a counter");
 		status = EXIT_ERROR;
 	}
@@ -451,9 +480,91 @@ static void print_layout_table(const struct table *t, FILE *f)
 	}
 }
 
+/* A median with its range, "2.10 [1.95-2.31]". */
+static const char *median_range(const struct row *r, enum metric m, const char *fmt, char *buf, size_t size)
+{
+	char a[24], b[24], c[24];
+
+	snprintf(a, sizeof(a), fmt, r->median[m]);
+	snprintf(b, sizeof(b), fmt, r->min[m]);
+	snprintf(c, sizeof(c), fmt, r->max[m]);
+	snprintf(buf, size, "%s [%s-%s]", a, b, c);
+	return buf;
+}
+
+/* The indirect experiment with --indirect-costs: every row (policy, ring,
+ * price of a table) with what the guest and the host measured of that
+ * price, then Gbit/s alone as a policy x cost grid, then the crossovers. */
+static void print_indirect_sweep(const struct table *t, FILE *f)
+{
+	struct crossover cx[MAX_CROSSOVERS];
+	unsigned ncx = table_crossovers(t, cx);
+
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		fprintf(f, "\nModel: %s  (median [min-max] of %u; indirect cost sweep)\n", t->models[mi], t->repeat);
+		fprintf(f, "%-15s %7s  %-22s %-8s %-9s %-8s %-20s %s\n", "Indirect/ring", "Cost-ns", "Gbit/s", "Indirect",
+			"Ring-full", "Notifies", "Build-ns/table", "Pop-ns direct/indirect");
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+			char mr[32], g[80], b[80];
+
+			snprintf(mr, sizeof(mr), "%s/%u", r->mode, r->ring);
+			if (r->failed[0]) {
+				fprintf(f, "%-15s %7u  FAILED: %s\n", mr, r->indirect_cost_ns, r->failed);
+				continue;
+			}
+			fprintf(f, "%-15s %7u  %-22s %-8.2f %-9.0f %-8.0f %-20s %.0f/%.0f\n", mr, r->indirect_cost_ns,
+				median_range(r, M_GBPS, "%.2f", g, sizeof(g)), r->median[M_INDIRECT_SHARE],
+				r->median[M_RING_FULL], r->median[M_NOTIFIES],
+				median_range(r, M_BUILD_NS, "%.0f", b, sizeof(b)), r->median[M_POP_DIRECT_NS],
+				r->median[M_POP_INDIRECT_NS]);
+		}
+		fprintf(f, "\nGbit/s (median) and indirect share, by the price of a table:\n%-15s", "Indirect/ring");
+		for (unsigned c = 0; c < t->nicosts; c++)
+			fprintf(f, " %14u ns", t->icosts[c]);
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+			char mr[32], cell[24];
+
+			if (r->indirect_cost_ns == t->icosts[0]) {
+				snprintf(mr, sizeof(mr), "%s/%u", r->mode, r->ring);
+				fprintf(f, "\n%-15s", mr);
+			}
+			if (r->failed[0])
+				snprintf(cell, sizeof(cell), "FAILED");
+			else
+				snprintf(cell, sizeof(cell), "%.2f (%.2f)", r->median[M_GBPS], r->median[M_INDIRECT_SHARE]);
+			fprintf(f, " %17s", cell);
+		}
+		fprintf(f, "\nCrossover, from the medians (first price at which threshold's Gbit/s exceeds always's),\n"
+			   "and paired by round (median over rounds of threshold's Gbit/s / always's in that round):\n");
+		for (unsigned k = 0, shown = 0; k <= ncx; k++) {
+			char line[400];
+
+			if (k == ncx) {
+				if (!shown)
+					fprintf(f, "  none to compute: the sweep needs an always row and a threshold row\n");
+				break;
+			}
+			if (cx[k].model != mi)
+				continue;
+			crossover_describe(&cx[k], line, sizeof(line));
+			fprintf(f, "  %s\n", line);
+			crossover_describe_paired(t, &cx[k], line, sizeof(line));
+			fprintf(f, "  %s\n", line);
+			shown++;
+		}
+	}
+}
+
 static void print_table(const struct table *t, FILE *f)
 {
 	bool indirect = !strcmp(t->experiment, "indirect");
+
+	if (indirect && t->nicosts) {
+		print_indirect_sweep(t, f);
+		return;
+	}
 
 	if (!strcmp(t->experiment, "cost")) {
 		print_cost_table(t, f);
@@ -497,9 +608,44 @@ static void print_table(const struct table *t, FILE *f)
 
 /* ---- the command ---- */
 
+/* --indirect-costs: ns, ascending, each a valid --indirect-cost-ns. */
+static int parse_icosts(struct table *t, const char *list)
+{
+	char buf[256], *save = NULL, *word, *end;
+
+	if (strlen(list) >= sizeof(buf))
+		return usage_error("table", "--indirect-costs '%.40s...': too long", list);
+	snprintf(buf, sizeof(buf), "%s", list);
+	t->nicosts = 0;
+	for (word = strtok_r(buf, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(word, &end, 10);
+		if (*word < '0' || *word > '9' || *end || errno || v > LKVM_INDIRECT_COST_NS_MAX)
+			return usage_error("table", "--indirect-costs: '%s' is not a cost of 0..1000000 ns", word);
+		if (t->nicosts && v <= t->icosts[t->nicosts - 1])
+			return usage_error("table", "--indirect-costs '%s': give the costs in ascending order", list);
+		if (t->nicosts == MAX_ICOSTS)
+			return usage_error("table", "--indirect-costs '%s': at most 16 costs", list);
+		t->icosts[t->nicosts++] = (unsigned)v;
+	}
+	return t->nicosts ? 0 : usage_error("table", "--indirect-costs '%s': give at least one cost", list);
+}
+
+/* Was run option `flag` passed through? */
+static bool passed(const struct table *t, const char *flag)
+{
+	for (unsigned i = 0; i < t->npass; i++)
+		if (!strcmp(t->pass[i], flag))
+			return true;
+	return false;
+}
+
 static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
 {
-	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO };
+	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO,
+	       O_ICOSTS };
 	char *net = NULL;
 	bool model_given = false;
 	static const struct option longopts[] = {
@@ -522,6 +668,10 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		{ "mem", required_argument, 0, O_PASS },
 		{ "pace-ns", required_argument, 0, O_PASS },
 		{ "layout", required_argument, 0, O_PASS },
+		{ "exit-cost-ns", required_argument, 0, O_PASS },
+		{ "indirect-cost-ns", required_argument, 0, O_PASS },
+		{ "indirect-cold-lines", required_argument, 0, O_PASS },
+		{ "indirect-costs", required_argument, 0, O_ICOSTS },
 		{ "tso", no_argument, 0, O_TSO },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -540,6 +690,10 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			t->experiment = optarg;
 			break;
 		case O_ROWS: *rows = optarg; break;
+		case O_ICOSTS:
+			if (parse_icosts(t, optarg))
+				return EXIT_USAGE;
+			break;
 		case O_REPEAT:
 			t->repeat = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !*optarg || t->repeat < 1 || t->repeat > MAX_REPEAT)
@@ -617,8 +771,15 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		for (unsigned i = 0; i < t->npass; i++)
 			if (!strcmp(t->pass[i], "--layout"))
 				return usage_error("table", "--experiment layout: its rows set --layout%s", "");
-	if (t->plot && !strcmp(t->experiment, "indirect"))
-		return usage_error("table", "--plot: the indirect experiment has no plot%s", "");
+	if (t->nicosts && strcmp(t->experiment, "indirect"))
+		return usage_error("table", "--indirect-costs: only with --experiment indirect, not '%s'", t->experiment);
+	if (t->nicosts && passed(t, "--indirect-cost-ns"))
+		return usage_error("table", "--indirect-costs: its rows set --indirect-cost-ns; give one or the other%s", "");
+	if (!strcmp(t->experiment, "cost") && passed(t, "--exit-cost-ns"))
+		return usage_error("table", "--experiment cost: its rows set --exit-cost-ns%s", "");
+	if (t->plot && !strcmp(t->experiment, "indirect") && !t->nicosts)
+		return usage_error("table", "--plot: the indirect experiment plots only its cost sweep (add --indirect-costs)%s",
+				   "");
 	if (t->plot) {
 		const char *ext = strrchr(t->plot, '.');
 
@@ -666,48 +827,62 @@ static void add_default_segments(struct table *t)
 	}
 }
 
+/* One sample of row r; false when the sweep must stop (a signal). */
+static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep)
+{
+	char why[240];
+	int st;
+
+	progress(t, t->models[mi], r, rep);
+	st = table_signal ? 128 + table_signal : run_one(t, t->models[mi], r, r->v[r->n], why, sizeof(why));
+	t->done++;
+	if (table_signal || st == 128 + SIGINT || st == 128 + SIGTERM) {
+		t->interrupted = table_signal ? 128 + table_signal : st;
+		snprintf(r->failed, sizeof(r->failed), "interrupted");
+		return false;
+	}
+	if (st)
+		snprintf(r->failed, sizeof(r->failed), "exit %d: %.200s", st, why);
+	else
+		r->n++;
+	return true;
+}
+
 /* Every model x row x repeat; a failed run ends its row, a signal the sweep.
- * Returns whether any row failed. */
+ * A row's repeats run back to back -- except in the indirect cost sweep,
+ * which runs in rounds, one sample of every row per round, first row to
+ * last and then last to first, so that a shared machine whose speed
+ * drifts during the sweep moves every row alike instead of the rows that
+ * happened to run late.  Returns whether any row failed. */
 static bool run_sweep(struct table *t)
 {
 	struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
-	bool failed = false;
+	bool failed = false, rounds = t->nicosts != 0;
+	unsigned nrounds = rounds ? t->repeat : 1, per_turn = rounds ? 1 : t->repeat;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	t->total = t->nmodels * t->nrows * t->repeat;
 	t->t0 = monotonic_seconds();
-	for (unsigned mi = 0; mi < t->nmodels && !t->interrupted; mi++)
-		for (unsigned i = 0; i < t->nrows && !t->interrupted; i++) {
+	for (unsigned round = 0; round < nrounds && !t->interrupted; round++)
+		for (unsigned mi = 0; mi < t->nmodels && !t->interrupted; mi++)
+			for (unsigned j = 0; j < t->nrows && !t->interrupted; j++) {
+				/* rounds go forth and back: no row is always late */
+				struct row *r = &t->rows[mi][round % 2 ? t->nrows - 1 - j : j];
+
+				for (unsigned k = 0; k < per_turn && !r->failed[0]; k++)
+					if (!sample_row(t, mi, r, round + k + 1))
+						break;
+			}
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++) {
 			struct row *r = &t->rows[mi][i];
 
-			for (unsigned k = 0; k < t->repeat; k++) {
-				char why[240];
-				int st;
-
-				progress(t, t->models[mi], r, k + 1);
-				st = table_signal ? 128 + table_signal
-						  : run_one(t, t->models[mi], r, r->v[r->n], why, sizeof(why));
-				t->done++;
-				if (table_signal || st == 128 + SIGINT || st == 128 + SIGTERM) {
-					t->interrupted = table_signal ? 128 + table_signal : st;
-					snprintf(r->failed, sizeof(r->failed), "interrupted");
-					break;
-				}
-				if (st) {
-					snprintf(r->failed, sizeof(r->failed), "exit %d: %.200s", st, why);
-					break;
-				}
-				r->n++;
-			}
+			if (!r->n && !r->failed[0])
+				snprintf(r->failed, sizeof(r->failed), "not run: the sweep was interrupted");
 			summarise(r);
 			failed |= r->failed[0] != 0;
 		}
-	for (unsigned mi = 0; mi < t->nmodels; mi++)
-		for (unsigned i = 0; i < t->nrows; i++)
-			if (!t->rows[mi][i].n && !t->rows[mi][i].failed[0])
-				snprintf(t->rows[mi][i].failed, sizeof(t->rows[mi][i].failed),
-					 "not run: the sweep was interrupted");
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
 	return failed;
@@ -792,6 +967,8 @@ int table_main(int argc, char **argv)
 	printf("lguest-kvm table, experiment %s:", t.experiment);
 	for (unsigned i = 0; i < t.npass; i++)
 		printf(" %s", t.pass[i]);
+	for (unsigned c = 0; c < t.nicosts; c++)
+		printf("%s%u", c ? "," : " --indirect-costs ", t.icosts[c]);
 	if (t.tcp)
 		printf(" --net %s", t.tcp_tap ? "tap" : "user");
 	printf("%s (%.0f s)\n", t.npass > 2 ? "" : " (and the defaults: 1 GiB raw, frame 1514, ring 128, adaptive timer)",

@@ -8,6 +8,7 @@
 #define TABLE_SWEEP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tcp_lab.h"
@@ -16,18 +17,23 @@
 #define MAX_ROW_ARGS 6
 #define MAX_REPEAT 25
 #define MAX_PASS 40
+#define MAX_ICOSTS 16
 
-enum metric { M_SECONDS, M_GBPS, M_TIMEOUTS, M_NOTIFIES, M_THRESHOLD, M_RING_FULL, M_INDIRECT_SHARE, M_COUNT };
+enum metric { M_SECONDS, M_GBPS, M_TIMEOUTS, M_NOTIFIES, M_THRESHOLD, M_RING_FULL, M_INDIRECT_SHARE,
+	      M_BUILD_NS, M_POP_DIRECT_NS, M_POP_INDIRECT_NS, M_COUNT };
 /* The metrics' names in the CSV header and the JSON file (table_writers.c). */
 extern const char *const table_metric_key[M_COUNT];
 
 struct row {
-	const char *label;          /* "10", "Dynamic", "never/128", "Dynamic 26us/24us" */
-	char args[MAX_ROW_ARGS][24]; /* child options for this row, e.g. --policy static:10 */
+	const char *label;          /* "10", "Dynamic", "never/128", "always/256/500ns" */
+	char args[MAX_ROW_ARGS][32]; /* child options for this row, e.g. --policy static:10 */
 	unsigned nargs;
 	const char *policy;         /* notify and cost: the --policy value */
 	unsigned exit_cost_us, pace_us;   /* cost: the row's coordinates */
 	const char *layout;         /* layout: split | packed */
+	const char *mode;           /* indirect: never | always | threshold[:N] */
+	unsigned ring;              /* indirect: 128 | 256 */
+	unsigned indirect_cost_ns;  /* indirect with --indirect-costs: the row's price of a table */
 	double v[MAX_REPEAT][M_COUNT];
 	unsigned n;                 /* successful samples */
 	double median[M_COUNT], min[M_COUNT], max[M_COUNT];
@@ -35,7 +41,9 @@ struct row {
 };
 
 struct table {
-	const char *experiment;     /* notify | indirect | cost */
+	const char *experiment;     /* notify | indirect | cost | layout */
+	unsigned icosts[MAX_ICOSTS]; /* indirect: --indirect-costs, ascending (ns) */
+	unsigned nicosts;           /* 0: no cost sweep, the 2011 rows alone */
 	const char *models[2];
 	unsigned nmodels;
 	unsigned repeat;
@@ -61,6 +69,38 @@ static inline double spread_pct(const struct row *r, enum metric m)
 {
 	return r->median[m] > 0 ? (r->max[m] - r->min[m]) / r->median[m] * 100 : 0;
 }
+
+/* Where, in the indirect cost sweep, a threshold row overtakes always:
+ * for one model, ring and threshold word, the first swept cost at which
+ * the threshold row's median Gbit/s exceeds always's (both measured). */
+struct crossover {
+	unsigned model;             /* index into models[] */
+	unsigned ring;
+	const char *threshold;      /* the threshold row's word */
+	bool found;
+	unsigned cost_ns;           /* found: the first such cost */
+	double threshold_gbps, always_gbps;   /* found: their medians there */
+	double threshold_min, threshold_max, always_min, always_max;   /* ... and their ranges */
+	unsigned up_to_ns;          /* the largest cost with both measured (not found: none up to it) */
+	bool measured;              /* any cost had both rows measured */
+	/* Paired by round: at each cost, the median over rounds of threshold's
+	 * Gbit/s over always's in the same round (sample k of a sweep row is
+	 * round k), which a machine whose speed drifts between rounds moves
+	 * less than it moves the medians; 0 where either row has no sample. */
+	double ratio[MAX_ICOSTS];
+	bool paired_found;          /* some cost's ratio is above 1 ... */
+	unsigned paired_cost_ns;    /* ... first at this cost */
+};
+#define MAX_CROSSOVERS 16
+/* The crossovers of every model, ring and threshold word; how many. */
+unsigned table_crossovers(const struct table *t, struct crossover *out);
+/* One crossover as a sentence, e.g. "ring 128: threshold overtakes always
+ * at 250 ns (2.10 [2.01-2.20] vs 1.95 [1.90-1.99] Gbit/s)", which says so
+ * when the two ranges overlap; and its paired ratios as another, "ring
+ * 128, paired by round, threshold/always: 0 ns 0.95, ...; above 1 from
+ * 100 ns". */
+void crossover_describe(const struct crossover *c, char *buf, size_t size);
+void crossover_describe_paired(const struct table *t, const struct crossover *c, char *buf, size_t size);
 
 /* Each writes one file named on the command line; -1 with the reason
  * recorded by diag_fail(). */

@@ -5,7 +5,10 @@
  * raw samples become a CSV row per model and row, one JSON object (with
  * every sample, the host's hypervisor and the loopback ceiling), and a
  * gnuplot drawing: seconds and notifies against the static threshold, or
- * (cost experiment) seconds, notifies and timeouts against the exit cost.
+ * (cost experiment) seconds, notifies and timeouts against the exit cost,
+ * or (indirect cost sweep) Gbit/s against the price of an indirect table,
+ * with where threshold overtakes always -- computed here from the medians
+ * (table_crossovers) for the text table, the JSON and the plot alike.
  */
 #include "table_sweep.h"
 
@@ -22,7 +25,123 @@
 
 const char *const table_metric_key[M_COUNT] = {
 	"seconds", "gbit_per_second", "timeouts", "notifies", "threshold_final", "ring_full", "indirect_share",
+	"indirect_build_ns_per_table", "pop_ns_per_chain_direct", "pop_ns_per_chain_indirect",
 };
+
+/* ---- the indirect cost sweep's crossover ---- */
+
+static const struct row *sweep_row(const struct table *t, unsigned mi, const char *mode, unsigned ring, unsigned cost)
+{
+	for (unsigned i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[mi][i];
+
+		if (r->mode && !strcmp(r->mode, mode) && r->ring == ring && r->indirect_cost_ns == cost)
+			return r;
+	}
+	return NULL;
+}
+
+static bool measured(const struct row *r)
+{
+	return r && r->n && !r->failed[0];
+}
+
+static int cmp_ratio(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median over rounds of h's Gbit/s over a's in the same round; 0 if no
+ * round has both. */
+static double paired_ratio(const struct row *h, const struct row *a)
+{
+	double r[MAX_REPEAT];
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < h->n && k < a->n; k++)
+		if (a->v[k][M_GBPS] > 0)
+			r[n++] = h->v[k][M_GBPS] / a->v[k][M_GBPS];
+	if (!n)
+		return 0;
+	qsort(r, n, sizeof(r[0]), cmp_ratio);
+	return n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+}
+
+unsigned table_crossovers(const struct table *t, struct crossover *out)
+{
+	unsigned n = 0;
+
+	if (strcmp(t->experiment, "indirect") || !t->nicosts)
+		return 0;
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *thr = &t->rows[mi][i];
+			struct crossover *c = &out[n];
+
+			/* one crossover per threshold row of the first cost */
+			if (strncmp(thr->mode, "threshold", 9) || thr->indirect_cost_ns != t->icosts[0] ||
+			    !sweep_row(t, mi, "always", thr->ring, t->icosts[0]) || n == MAX_CROSSOVERS)
+				continue;
+			*c = (struct crossover){ .model = mi, .ring = thr->ring, .threshold = thr->mode };
+			for (unsigned k = 0; k < t->nicosts; k++) {
+				const struct row *a = sweep_row(t, mi, "always", thr->ring, t->icosts[k]);
+				const struct row *h = sweep_row(t, mi, thr->mode, thr->ring, t->icosts[k]);
+
+				if (!measured(a) || !measured(h))
+					continue;
+				c->measured = true;
+				c->up_to_ns = t->icosts[k];
+				c->ratio[k] = paired_ratio(h, a);
+				if (!c->paired_found && c->ratio[k] > 1) {
+					c->paired_found = true;
+					c->paired_cost_ns = t->icosts[k];
+				}
+				if (!c->found && h->median[M_GBPS] > a->median[M_GBPS]) {
+					c->found = true;
+					c->cost_ns = t->icosts[k];
+					c->threshold_gbps = h->median[M_GBPS];
+					c->always_gbps = a->median[M_GBPS];
+					c->threshold_min = h->min[M_GBPS];
+					c->threshold_max = h->max[M_GBPS];
+					c->always_min = a->min[M_GBPS];
+					c->always_max = a->max[M_GBPS];
+				}
+			}
+			n++;
+		}
+	return n;
+}
+
+void crossover_describe_paired(const struct table *t, const struct crossover *c, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "ring %u, paired by round, %s/always:", c->ring, c->threshold);
+
+	for (unsigned k = 0; k < t->nicosts && n > 0 && (size_t)n < size; k++)
+		n += c->ratio[k] > 0 ? snprintf(buf + n, size - (size_t)n, " %u ns %.2f", t->icosts[k], c->ratio[k])
+				     : snprintf(buf + n, size - (size_t)n, " %u ns -", t->icosts[k]);
+	if (n > 0 && (size_t)n < size) {
+		if (c->paired_found)
+			snprintf(buf + n, size - (size_t)n, "; above 1 from %u ns", c->paired_cost_ns);
+		else
+			snprintf(buf + n, size - (size_t)n, "; never above 1");
+	}
+}
+
+void crossover_describe(const struct crossover *c, char *buf, size_t size)
+{
+	if (c->found)
+		snprintf(buf, size, "ring %u: %s overtakes always at %u ns (%.2f [%.2f-%.2f] vs %.2f [%.2f-%.2f] Gbit/s%s)",
+			 c->ring, c->threshold, c->cost_ns, c->threshold_gbps, c->threshold_min, c->threshold_max,
+			 c->always_gbps, c->always_min, c->always_max,
+			 c->threshold_min <= c->always_max ? "; the ranges overlap" : "");
+	else if (c->measured)
+		snprintf(buf, size, "ring %u: no crossover up to %u ns (%s never above always)", c->ring, c->up_to_ns,
+			 c->threshold);
+	else
+		snprintf(buf, size, "ring %u: not measured (%s or always failed at every cost)", c->ring, c->threshold);
+}
 
 int table_write_csv(const struct table *t)
 {
@@ -72,6 +191,11 @@ int table_write_json(const struct table *t)
 
 			fprintf(f, "%s\n    {\"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->models[mi]);
 			json_write_string(f, r->label);
+			if (t->nicosts) {
+				fprintf(f, ", \"indirect\": ");
+				json_write_string(f, r->mode);
+				fprintf(f, ", \"ring\": %u, \"indirect_cost_ns\": %u", r->ring, r->indirect_cost_ns);
+			}
 			fprintf(f, ", \"options\": [");
 			for (unsigned k = 0; k < r->nargs; k++) {
 				fprintf(f, "%s", k ? ", " : "");
@@ -99,6 +223,36 @@ int table_write_json(const struct table *t)
 			fprintf(f, "}");
 		}
 	fprintf(f, "\n  ]");
+	if (t->nicosts) {
+		struct crossover cx[MAX_CROSSOVERS];
+		unsigned ncx = table_crossovers(t, cx);
+
+		fprintf(f, ",\n  \"indirect_costs_ns\": [");
+		for (unsigned c = 0; c < t->nicosts; c++)
+			fprintf(f, "%s%u", c ? ", " : "", t->icosts[c]);
+		fprintf(f, "],\n  \"crossover\": [");
+		for (unsigned k = 0; k < ncx; k++) {
+			fprintf(f, "%s\n    {\"model\": \"%s\", \"ring\": %u, \"threshold\": ", k ? "," : "",
+				t->models[cx[k].model], cx[k].ring);
+			json_write_string(f, cx[k].threshold);
+			if (cx[k].found)
+				fprintf(f, ", \"cost_ns\": %u, \"threshold_gbit_per_second\": %.6g, "
+					   "\"always_gbit_per_second\": %.6g, \"ranges_overlap\": %s", cx[k].cost_ns,
+					cx[k].threshold_gbps, cx[k].always_gbps,
+					cx[k].threshold_min <= cx[k].always_max ? "true" : "false");
+			else
+				fprintf(f, ", \"cost_ns\": null, \"up_to_ns\": %u, \"measured\": %s", cx[k].up_to_ns,
+					cx[k].measured ? "true" : "false");
+			fprintf(f, ",\n     \"paired_ratio_median\": [");
+			for (unsigned c = 0; c < t->nicosts; c++)
+				fprintf(f, "%s%.4f", c ? ", " : "", cx[k].ratio[c]);
+			if (cx[k].paired_found)
+				fprintf(f, "], \"paired_cost_ns\": %u}", cx[k].paired_cost_ns);
+			else
+				fprintf(f, "], \"paired_cost_ns\": null}");
+		}
+		fprintf(f, "%s]", ncx ? "\n  " : "");
+	}
 	if (t->tcp) {
 		fprintf(f, ",\n  \"net\": \"%s\",\n  \"host_loopback_bytes\": %llu,\n  \"host_loopback_seconds\": [",
 			t->tcp_tap ? "tap" : "user", (unsigned long long)t->bytes);
@@ -260,9 +414,113 @@ static void cost_plot_script(FILE *g, const struct table *t, const char *data)
 	fprintf(g, "unset multiplot\n");
 }
 
+/* Indirect cost sweep: Gbit/s (median, min-max bars) against the price of
+ * a table, a line per policy and ring (rows come policy-major, then ring,
+ * then cost: add_indirect_row), a panel per model; each crossover is a
+ * vertical line at its cost. */
+static bool new_sweep_series(const struct table *t, unsigned i)
+{
+	return !i || t->rows[0][i].ring != t->rows[0][i - 1].ring || strcmp(t->rows[0][i].mode, t->rows[0][i - 1].mode);
+}
+
+static void sweep_plot_data(FILE *d, const struct table *t)
+{
+	struct crossover cx[MAX_CROSSOVERS];
+	unsigned ncx = table_crossovers(t, cx);
+
+	for (unsigned mi = 0; mi < t->nmodels; mi++)
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+
+			if (new_sweep_series(t, i))
+				fprintf(d, "%s# %s: %s/%u\n", mi || i ? "\n\n" : "", t->models[mi], r->mode, r->ring);
+			if (r->failed[0] || !r->n)
+				fprintf(d, "%u NaN NaN NaN\n", r->indirect_cost_ns);
+			else
+				fprintf(d, "%u %.6f %.6f %.6f\n", r->indirect_cost_ns, r->median[M_GBPS], r->min[M_GBPS],
+					r->max[M_GBPS]);
+		}
+	/* then the paired ratios, one series per crossover, after the rows */
+	for (unsigned k = 0; k < ncx; k++) {
+		fprintf(d, "\n\n# %s: %s/always, ring %u, paired by round\n", t->models[cx[k].model], cx[k].threshold,
+			cx[k].ring);
+		for (unsigned c = 0; c < t->nicosts; c++)
+			if (cx[k].ratio[c] > 0)
+				fprintf(d, "%u %.6f\n", t->icosts[c], cx[k].ratio[c]);
+			else
+				fprintf(d, "%u NaN\n", t->icosts[c]);
+	}
+	fprintf(d, "\n\n");
+}
+
+static const char *sweep_colour(const char *mode)
+{
+	return !strcmp(mode, "never") ? "#7f7f7f" : !strcmp(mode, "always") ? "#d62728"
+	     : !strcmp(mode, "threshold") ? "#2ca02c" : "#1f77b4";
+}
+
+static void sweep_plot_script(FILE *g, const struct table *t, const char *data)
+{
+	struct crossover cx[MAX_CROSSOVERS];
+	unsigned ncx = table_crossovers(t, cx), series = 0;
+
+	unsigned nseries = 0;
+
+	for (unsigned i = 0; i < t->nrows; i++)
+		nseries += new_sweep_series(t, i);
+	fprintf(g, "set multiplot layout %u,1 title 'lguest-kvm table --experiment indirect: the price of an indirect "
+		   "table'\nset key outside right\nset grid\nset datafile missing 'NaN'\n"
+		   "set xlabel 'guest cost of building one indirect table (--indirect-cost-ns, ns)'\n"
+		   "set xtics (", 2 * t->nmodels);
+	for (unsigned c = 0; c < t->nicosts; c++)
+		fprintf(g, "%s%u", c ? ", " : "", t->icosts[c]);
+	fprintf(g, ")\nset offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n");
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		/* the crossovers under the model's name: vertical lines where found */
+		fprintf(g, "unset arrow\nset ylabel 'Gbit/s (median; bars min-max)'\nset title \"model %s", t->models[mi]);
+		for (unsigned k = 0; k < ncx; k++) {
+			char line[200];
+
+			if (cx[k].model != mi)
+				continue;
+			crossover_describe(&cx[k], line, sizeof(line));
+			fprintf(g, "\\n%s", line);
+		}
+		fprintf(g, "\" font ',10'\n");
+		for (unsigned k = 0; k < ncx; k++)
+			if (cx[k].model == mi && cx[k].found)
+				fprintf(g, "set arrow from %u, graph 0 to %u, graph 1 nohead dt %u lw 2 lc rgb '#2ca02c'\n",
+					cx[k].cost_ns, cx[k].cost_ns, cx[k].ring == 128 ? 1 : 2);
+		fprintf(g, "plot ");
+		for (unsigned i = 0, first = 1; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+
+			if (!new_sweep_series(t, i))
+				continue;
+			fprintf(g, "%s'%s' index %u using 1:2:3:4 with yerrorlines lw 2 pt 7 lc rgb '%s' dt %u title '%s/%u'",
+				first ? "" : ", ", data, series++, sweep_colour(r->mode), r->ring == 128 ? 1 : 2, r->mode,
+				r->ring);
+			first = 0;
+		}
+		fprintf(g, "\n");
+		/* below it: threshold over always, paired by round; above 1,
+		 * threshold is ahead */
+		fprintf(g, "set title 'model %s: threshold / always, Gbit/s in the same round (median over rounds)'\n"
+			   "set ylabel 'threshold / always'\nplot 1 with lines lc rgb '#000000' dt 3 notitle",
+			t->models[mi]);
+		for (unsigned k = 0; k < ncx; k++)
+			if (cx[k].model == mi)
+				fprintf(g, ", '%s' index %u using 1:2 with linespoints lw 2 pt 7 lc rgb '#2ca02c' dt %u "
+					   "title '%s/always, ring %u'", data, nseries * t->nmodels + k, cx[k].ring == 128 ? 1 : 2,
+					cx[k].threshold, cx[k].ring);
+		fprintf(g, "\n");
+	}
+	fprintf(g, "unset multiplot\n");
+}
+
 int table_write_plot(const struct table *t)
 {
-	bool cost = !strcmp(t->experiment, "cost");
+	bool cost = !strcmp(t->experiment, "cost"), sweep = !strcmp(t->experiment, "indirect") && t->nicosts;
 	const char *ext = strrchr(t->plot, '.');   /* checked by parse_table_options */
 	char data[] = "/tmp/lkvm-plot-XXXXXX";
 	int fd, rc;
@@ -281,7 +539,7 @@ int table_write_plot(const struct table *t)
 		unlink(data);
 		return diag_fail("--plot: cannot write a temporary data file");
 	}
-	(cost ? cost_plot_data : notify_plot_data)(d, t);
+	(sweep ? sweep_plot_data : cost ? cost_plot_data : notify_plot_data)(d, t);
 	fclose(d);
 	g = popen("gnuplot 2>&1", "w");
 	if (!g) {
@@ -289,8 +547,9 @@ int table_write_plot(const struct table *t)
 		return diag_fail("--plot: cannot start a shell for gnuplot: %s", strerror(errno));
 	}
 	fprintf(g, "set terminal %s size 900,%u font 'sans,11'\nset output '%s'\n",
-		!strcmp(ext, ".svg") ? "svg dynamic" : "pngcairo", cost ? 1000 : 700, t->plot);
-	(cost ? cost_plot_script : notify_plot_script)(g, t, data);
+		!strcmp(ext, ".svg") ? "svg dynamic" : "pngcairo", cost ? 1000 : sweep ? 800 * t->nmodels + 100 : 700,
+		t->plot);
+	(sweep ? sweep_plot_script : cost ? cost_plot_script : notify_plot_script)(g, t, data);
 	rc = pclose(g);
 	unlink(data);
 	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)   /* the shell's "command not found" */

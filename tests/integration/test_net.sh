@@ -81,6 +81,23 @@ for model in threaded lguest; do
 		esac
 	done
 done
+# The price of an indirect table (--indirect-cost-ns, --indirect-cold-lines)
+# in a VM: accounting only -- every table built is an indirect buffer the
+# host walked, each took at least the TSC ticks asked (KVM_GET_TSC_KHZ).
+for model in threaded lguest; do
+	for ind in always threshold; do
+		run_lkvm pr run --quiet --bytes 16M --segments 3 --model $model --indirect $ind --indirect-cost-ns 1000 \
+			--indirect-cold-lines 2 --stats-json "$TMP/pr.json"
+		j() { json_get "$TMP/pr.json" "$1"; }
+		check "$model --indirect $ind, priced tables: exit 0, verified" \
+			sh -c "[ $(rc_of pr) = 0 ] && [ $(j tx_verify) = ok ]"
+		check "$model --indirect $ind, priced tables: tables = indirect buffers (guest and host), ticks >= tables x asked" \
+			sh -c "[ $(j guest_tx_indirect_tables) = $(j guest_tx_buffers_indirect) ] &&
+			       [ $(j guest_tx_indirect_tables) = $(j tx_buffers_indirect) ] &&
+			       [ $(j guest_tx_indirect_tables) -gt 0 ] && [ $(j guest_tx_indirect_cost_ticks) -gt 0 ] &&
+			       [ $(j guest_tx_indirect_build_ticks) -ge $(( $(j guest_tx_indirect_tables) * $(j guest_tx_indirect_cost_ticks) )) ]"
+	done
+done
 for model in threaded lguest; do
 	run_lkvm pind run --quiet --bytes 16M --segments 3 --model $model --layout packed --indirect threshold \
 		--wait halt --stats-json "$TMP/pi.json"

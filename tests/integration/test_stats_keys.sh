@@ -6,8 +6,8 @@
 # -- in the text block and in the JSON file -- over runs that between them
 # reach every conditional key (raw over the sink, tcp over libslirp, a
 # triple fault for run_error and vm_exits_<name>, the no-VM model for
-# thread_*, a tap when the host has one), and compares the union with the first column of the tables in
-# docs/stats.md, both ways.
+# thread_*, a tap when the host has one), and compares the union with the
+# first column of the tables in docs/stats.md, both ways.
 . "$(dirname "$0")/lib.sh"
 need_kvm
 DOC=$(cd "$(dirname "$0")/../.." && pwd)/docs/stats.md

@@ -7,7 +7,9 @@
 # both waits, indirect descriptors, every frame verified by the sink --
 # stop cleanly on a signal or --max-seconds, keep its sandbox (no KVM call
 # allowed), refuse what it cannot run with one line, and feed `table`,
-# including the cost experiment.  Nothing here is timed: the seconds are
+# including the cost experiment and the indirect experiment's cost sweep.
+# The price of an indirect table (--indirect-cost-ns, --indirect-cold-lines)
+# runs in every indirect mode on both layouts and is checked as accounting.  Nothing here is timed: the seconds are
 # the benchmark's (docs/results.md), not a test's.
 . "$(dirname "$0")/lib.sh"
 
@@ -70,6 +72,40 @@ check "indirect always: every frame verified" raw_ok indirect
 check "indirect always: every buffer went indirect" \
 	[ "$(json_get "$TMP/indirect.json" guest_tx_buffers_indirect)" = "$(json_get "$TMP/indirect.json" guest_tx_frames)" ]
 
+# The price of an indirect table (--indirect-cost-ns, --indirect-cold-lines):
+# accounting, never timing -- every table the guest built is an indirect
+# buffer the host walked, each took at least the ticks asked, and the
+# host timed its pops of each kind.
+priced_ok() {
+	local j=$TMP/$1.json mode=$2 tables ticks cost frames
+	tables=$(json_get "$j" guest_tx_indirect_tables)
+	ticks=$(json_get "$j" guest_tx_indirect_build_ticks)
+	cost=$(json_get "$j" guest_tx_indirect_cost_ticks)
+	frames=$(json_get "$j" guest_tx_frames)
+	[ "$tables" = "$(json_get "$j" guest_tx_buffers_indirect)" ] &&
+		[ "$tables" = "$(json_get "$j" tx_buffers_indirect)" ] &&
+		[ "$cost" -gt 0 ] && [ "$ticks" -ge $((tables * cost)) ] &&
+		[ "$(json_get "$j" guest_indirect_cost_ns)" = 700 ] &&
+		[ "$(json_get "$j" guest_indirect_cold_lines)" = 2 ] &&
+		case $mode in
+		never) [ "$tables" = 0 ] && [ "$ticks" = 0 ] &&
+			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["tx_pop_ns_per_chain_indirect"] == 0 and d["tx_pop_ns_per_chain_direct"] > 0 and d["guest_tx_indirect_build_ns_per_table"] == 0 else 1)' "$j" ;;
+		always) [ "$tables" = "$frames" ] &&
+			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["tx_pop_ns_per_chain_direct"] == 0 and d["tx_pop_ns_per_chain_indirect"] > 0 and d["guest_tx_indirect_build_ns_per_table"] > 0 else 1)' "$j" ;;
+		*) [ "$tables" -gt 0 ] && [ "$tables" -lt "$frames" ] ;;
+		esac
+}
+for mode in never always threshold; do
+	for layout in split packed; do
+		name=priced-$mode-$layout
+		run_lkvm "$name" run --model thread --layout $layout --bytes 8M --segments 3 --indirect $mode \
+			--indirect-cost-ns 700 --indirect-cold-lines 2 --stats-json "$TMP/$name.json"
+		check "--indirect $mode, $layout, priced tables: exit 0, every frame verified" raw_ok "$name"
+		check "--indirect $mode, $layout, priced tables: tables = indirect buffers (guest and host), ticks >= tables x asked" \
+			priced_ok "$name" $mode
+	done
+done
+
 run_lkvm paced run --model thread --bytes 4M --pace-ns 2000 --exit-cost-ns 5000 --stats-json "$TMP/paced.json"
 check "--pace-ns and --exit-cost-ns: verified, the cost reported" \
 	raw_ok paced
@@ -94,7 +130,7 @@ check "SIGINT: the stats say so" grep -q "^run_end  *signal" "$TMP/int.err"
 refused() {
 	local name=$1; shift
 	run_lkvm "$name" run "$@"
-	[ "$(rc_of "$name")" = 2 ] && [ "$(wc -l <"$TMP/$name.err")" = 1 ] && grep -q "$name_pattern" "$TMP/$name.err"
+	[ "$(rc_of "$name")" = 2 ] && [ "$(wc -l <"$TMP/$name.err")" = 1 ] && grep -q -e "$name_pattern" "$TMP/$name.err"
 }
 name_pattern="raw only"
 check "--model thread --workload tcp: refused" refused tcp --model thread --workload tcp
@@ -106,6 +142,14 @@ name_pattern="only with --model thread"
 check "--exit-cost-ns without --model thread: refused" refused cost --exit-cost-ns 10
 name_pattern="0..10000000"
 check "--exit-cost-ns junk: refused" refused junk --model thread --exit-cost-ns 1x
+name_pattern="--indirect-cost-ns '1000001': give 0..1000000"
+check "--indirect-cost-ns above 1 ms: refused" refused icost --model thread --indirect always --indirect-cost-ns 1000001
+name_pattern="--indirect-cost-ns '5us': give 0..1000000"
+check "--indirect-cost-ns junk: refused" refused icostjunk --model thread --indirect-cost-ns 5us
+name_pattern="--indirect-cold-lines '2000': give 0..1024"
+check "--indirect-cold-lines above 1024: refused" refused cold --model thread --indirect-cold-lines 2000
+name_pattern="give --mem 128M or more"
+check "--indirect-cold-lines with too little RAM: refused" refused coldmem --model thread --indirect-cold-lines 4 --mem 64M
 name_pattern="use event-desc"
 check "--layout packed --policy event-idx: refused" refused eidx --model thread --layout packed --policy event-idx
 name_pattern="add --layout packed"
@@ -137,12 +181,54 @@ want = ["--policy static:40 --layout split", "--policy static:40 --layout packed
         "--policy event-idx --layout split", "--policy event-desc --layout packed"]
 sys.exit(0 if opts == want and all(r["ok"] for r in rows) else 1)
 PY
-name_pattern="thread only"
+# The indirect cost sweep: every policy x ring x price, the crossover
+# (or its absence) said under the table and in the JSON, the plot drawn.
+run_lkvm sweep table --model thread --experiment indirect --indirect-costs 0,400 --exit-cost-ns 2000 \
+	--indirect-cold-lines 1 --repeat 1 --bytes 2M --json "$TMP/sweep.json" --csv "$TMP/sweep.csv" \
+	--plot "$TMP/sweep.svg"
+check "table --experiment indirect --indirect-costs: exit 0" [ "$(rc_of sweep)" = 0 ]
+check "table --indirect-costs: 3 policies x 2 rings x 2 costs, all ok, each run at its price and exit cost" \
+	python3 - "$TMP/sweep.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+rows = t["rows"]
+want = [(m, r, c) for m in ("never", "always", "threshold") for r in (128, 256) for c in (0, 400)]
+got = [(x["indirect"], x["ring"], x["indirect_cost_ns"]) for x in rows]
+ok = got == want and all(x["ok"] for x in rows) and t["indirect_costs_ns"] == [0, 400]
+ok = ok and all("--indirect-cost-ns=%d" % x["indirect_cost_ns"] in x["options"] for x in rows)
+ok = ok and "--exit-cost-ns" in t["options"] and "--indirect-cold-lines" in t["options"]
+# the priced rows of always built tables that cost at least the price
+ok = ok and all(x["median"]["indirect_build_ns_per_table"] >= 400 for x in rows
+                if x["indirect"] == "always" and x["indirect_cost_ns"] == 400)
+cx = t["crossover"]
+ok = ok and sorted(c["ring"] for c in cx) == [128, 256]
+ok = ok and all((c["cost_ns"] in (0, 400)) if c["cost_ns"] is not None else c["up_to_ns"] == 400 for c in cx)
+sys.exit(0 if ok else 1)
+PY
+check "table --indirect-costs: the crossover is said under the table, per ring" \
+	sh -c "[ \$(grep -cE '^  ring (128|256): (threshold overtakes always at|no crossover up to 400 ns)' '$TMP/sweep.out') = 2 ]"
+check "table --indirect-costs: the CSV has every row, labelled with its price" \
+	[ "$(grep -c '^indirect,thread,[a-z]*/[0-9]*/[0-9]*ns,' "$TMP/sweep.csv")" = 12 ]
+check "table --indirect-costs --plot: an SVG was drawn" grep -q "<svg" "$TMP/sweep.svg"
+
+name_pattern="ascending order"
 refused_table() {
 	local name=$1; shift
 	run_lkvm "$name" table "$@"
-	[ "$(rc_of "$name")" = 2 ] && [ "$(wc -l <"$TMP/$name.err")" = 1 ] && grep -q "$name_pattern" "$TMP/$name.err"
+	[ "$(rc_of "$name")" = 2 ] && [ "$(wc -l <"$TMP/$name.err")" = 1 ] && grep -q -e "$name_pattern" "$TMP/$name.err"
 }
+check "table --indirect-costs not ascending: refused" refused_table icdesc --model thread --experiment indirect \
+	--indirect-costs 500,100
+name_pattern="only with --experiment indirect"
+check "table --indirect-costs without the indirect experiment: refused" refused_table icnot --model thread \
+	--indirect-costs 100
+name_pattern="is not a cost of 0..1000000 ns"
+check "table --indirect-costs above 1 ms: refused" refused_table icbig --model thread --experiment indirect \
+	--indirect-costs 0,2000000
+name_pattern="plots only its cost sweep"
+check "table --experiment indirect --plot without a sweep: refused" refused_table icplot --model thread \
+	--experiment indirect --plot "$TMP/x.svg"
+name_pattern="thread only"
 check "table --experiment cost --model threaded: refused" refused_table costvm --experiment cost --model threaded
 
 finish

@@ -7,6 +7,9 @@
  * popped and validated by the real host code, and every completion the host
  * pushes is reclaimed by the real guest code, so the two halves of the ring
  * protocol are checked against each other rather than against a model.
+ * The price of an indirect table (gvq_set_itable_cost) is checked as
+ * accounting: tables built against indirect buffers, ticks against the
+ * ticks asked, the ns-to-ticks arithmetic and the cold walk's full period.
  *
  * The fake machine (guest RAM mapped twice, the register window,
  * alloc_pages, guest_exit) and why it is built that way: guest_ring_fixture.h.
@@ -575,6 +578,97 @@ static void test_indirect_rule(void)
 	CHECK(q.num_free == 128 && free_list_ok() && !vq.broken, "drained, host content");
 }
 
+/* ---- (6b) the price of an indirect table (lkvm.indirect_cost_ns) ---------- */
+
+/* Accounting, not timing: every table built is counted once, where both
+ * layouts build it (gvq_itable_alloc), and each costs at least the ticks
+ * asked, since the spin waits for a TSC deadline; how much more depends on
+ * the machine and is never asserted. */
+static void test_indirect_cost(void)
+{
+	const uint64_t ticks = 3000;
+	struct gvq_seg seg[17];
+	unsigned bad_host = 0, bad_tables = 0;
+
+	CHECK(gvq_ns_to_ticks(250, 2100000) == 525 && gvq_ns_to_ticks(1000, 2096004) == 2096 &&
+	      gvq_ns_to_ticks(3, 1000000) == 3 && gvq_ns_to_ticks(1, 999999) == 0,
+	      "ns -> ticks: ns * tsc_khz / 10^6, rounded down (250 ns at 2.1 GHz = 525)");
+	CHECK(gvq_ns_to_ticks(0, 2100000) == 0 && gvq_ns_to_ticks(1000, 0) == 0,
+	      "ns -> ticks: 0 ns, or no TSC rate, is no work");
+	CHECK(gvq_ns_to_ticks(1000000, 0xffffffffu) == 4294967295ull,
+	      "ns -> ticks: the largest pair (1 ms at 2^32-1 kHz) does not overflow");
+
+	/* the cold walk: every line of a 2^16-line buffer once per 2^16 steps */
+	{
+		static uint8_t seen[1u << 16];
+		uint64_t line = 0, distinct = 0;
+
+		for (uint32_t k = 0; k < (1u << 16); k++) {
+			distinct += !seen[line];
+			seen[line] = 1;
+			line = gvq_cold_next(line, 0, 1u << 16);
+		}
+		CHECK(distinct == (1u << 16) && line == 0,
+		      "cold walk: 65536 steps visit all 65536 lines and come back to the first (%llu distinct)",
+		      (unsigned long long)distinct);
+	}
+
+	setup_q(32, true, false, NULL);
+	CHECK(q.icost.ticks == 0 && q.icost.cold_lines == 0 && q.icost.cold == NULL,
+	      "gvq_setup: tables are free until priced");
+	gvq_set_itable_cost(&q, ticks, 0, 0);
+	for (unsigned k = 0; k < 17; k++)
+		seg[k] = seg_at(pool + 4096 * k, 40 + k, 500 + k, false);
+	for (unsigned b = 0; b < 40; b++) {
+		/* indirect 3-segment, direct 3-segment, and 17 segments asked
+		 * indirect (too many for a table: direct) */
+		unsigned n = b % 3 == 2 ? 17 : 3;
+
+		if (!gvq_add(&q, seg, n, seg, b % 3 != 1)) {
+			bad_host++;
+			continue;
+		}
+		gvq_kick(&q);
+		if (vq_pop_avail(&vq, &chain) != 1 || !chain_matches(seg, n, b % 3 == 0, 500))
+			bad_host++;
+		vq_push_used(&vq, chain.head, 0);
+		if (!gvq_get_used(&q, NULL))
+			bad_host++;
+		bad_tables += q.itables_built != q.bufs_indirect;
+	}
+	CHECK(bad_host == 0 && !vq.broken, "priced tables: the host walks every chain as added");
+	CHECK(bad_tables == 0 && q.itables_built == 14 && q.bufs_indirect == 14 && q.bufs_direct == 26,
+	      "tables built = indirect buffers after every add (14 of 40; direct and 17-segment ones build none)");
+	CHECK(q.itable_ticks >= q.itables_built * ticks,
+	      "priced at %llu ticks a table: %llu tables took %llu ticks, at least tables x ticks",
+	      (unsigned long long)ticks, (unsigned long long)q.itables_built, (unsigned long long)q.itable_ticks);
+
+	/* cold lines: a buffer of its own, walked on from where it stopped */
+	setup_q(32, true, false, NULL);
+	gvq_set_itable_cost(&q, 0, 3, 1u << 20);
+	CHECK(q.icost.cold && q.icost.cold_lines == 3 && q.icost.cold_bytes == 1u << 20 && q.icost.cold_line == 0,
+	      "3 cold lines: a 1 MiB private buffer, the walk at line 0");
+	{
+		uint64_t line = 0;
+
+		for (unsigned b = 0; b < 5; b++) {
+			CHECK(gvq_add(&q, seg, 3, seg, true), "cold-priced indirect add %u", b);
+			for (unsigned k = 0; k < 3; k++)
+				line = gvq_cold_next(line, 0, (1u << 20) / 64);
+		}
+		CHECK(q.itables_built == 5 && q.icost.cold_line == line,
+		      "5 tables walked 15 lines: the walk is where 15 steps lead (line %llu)", (unsigned long long)line);
+	}
+	gvq_kick(&q);
+	host_drain();
+	CHECK(q.num_free == 32 && free_list_ok() && !vq.broken, "drained, host content");
+
+	/* a buffer that is not a power of two is refused: no cold lines */
+	gvq_set_itable_cost(&q, 7, 3, 3u << 20);
+	CHECK(q.icost.ticks == 7 && q.icost.cold_lines == 0 && q.icost.cold == NULL,
+	      "cold buffer of 3 MiB (not a power of two): the ticks stay, no cold lines");
+}
+
 /* ---- (7) a device that returns garbage ---------------------------------- */
 
 static void test_bad_used(void)
@@ -779,6 +873,7 @@ int main(void)
 	test_full_and_wrap();
 	test_kick();
 	test_indirect_rule();
+	test_indirect_cost();
 	test_bad_used();
 	test_scribbled_next();
 	return check_summary();

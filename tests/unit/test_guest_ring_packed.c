@@ -25,7 +25,8 @@
  *   (4) notifications both ways: host DISABLE/ENABLE as the guest's
  *       NO_NOTIFY, event-desc against a model of the host's desc event,
  *       the guest's DISABLE/ENABLE/DESC as the host's interrupt decision
- *   (5) indirect_use as the workloads drive it
+ *   (5) indirect_use as the workloads drive it, and priced tables
+ *       (gvq_set_itable_cost) counted as on the split ring
  *   (6) a hostile device: used id out of range, not in flight (never
  *       handed out, not yet published, completed twice), used flags with
  *       the wrong wrap counter: the guest gives up (guest_exit caught)
@@ -768,6 +769,30 @@ static void test_indirect_rule(void)
 	while (gvq_get_used(&q, NULL))
 		;
 	CHECK(bad_host == 0 && ids_all_free() && !vq.broken, "the host pops 71 chains, direct/indirect as added; all back");
+	CHECK(q.itables_built == q.bufs_indirect, "unpriced: tables built = indirect buffers (%llu)",
+	      (unsigned long long)q.itables_built);
+
+	/* priced tables: the packed ring builds them where the split ring
+	 * does (gvq_itable_alloc), so the same accounting holds */
+	{
+		const uint64_t ticks = 3000;
+		uint64_t built0 = q.itables_built, ticks0 = q.itable_ticks, ind0 = q.bufs_indirect;
+
+		gvq_set_itable_cost(&q, ticks, 2, 1u << 20);
+		added = 0;
+		while (gvq_add(&q, seg, 2, seg, indirect_use(INDIRECT_THRESHOLD, thr, 2, q.num_free)))
+			added++;
+		gvq_kick(&q);
+		while (vq_pop_avail(&vq, &chain) == 1)
+			vq_push_used(&vq, chain.head, 0);
+		while (gvq_get_used(&q, NULL))
+			;
+		CHECK(added == 71 && q.bufs_indirect - ind0 == 14 && q.itables_built - built0 == 14 && ids_all_free() &&
+		      !vq.broken, "priced, packed: 71 buffers, 14 tables built for 14 indirect ones, all back");
+		CHECK(q.itable_ticks - ticks0 >= 14 * ticks && q.icost.cold_line != 0,
+		      "priced, packed: 14 tables took %llu ticks, at least 14 x %llu; the cold walk moved",
+		      (unsigned long long)(q.itable_ticks - ticks0), (unsigned long long)ticks);
+	}
 }
 
 /* ---- (6) a hostile device ---------------------------------------------------- */
