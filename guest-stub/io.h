@@ -40,6 +40,20 @@ static inline uint64_t rdtsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
+/* Work of `ticks` TSC ticks (--pace-ns, a priced indirect table): spin,
+ * through cpu_relax so that every spin loop looks the same to the CPU (and,
+ * hosted, can be stopped). */
+static inline void spin_ticks(uint64_t ticks)
+{
+	uint64_t until;
+
+	if (!ticks)     /* the common case, per frame: not even an rdtsc */
+		return;
+	until = rdtsc() + ticks;
+	while (rdtsc() < until)
+		cpu_relax();
+}
+
 /* The local APIC, mapped user-accessible like the device windows.  Its
  * timer runs at 1 GHz under KVM (one count per ns with divide-by-1); each
  * register write is an exit, so the timer is armed only before a sleep. */

@@ -196,12 +196,7 @@ static void itable_pay(struct gvq_itable_cost *c)
 {
 	uint64_t line = c->cold_line, lines = c->cold_bytes / 64, v = 0;
 
-	if (c->ticks) {
-		uint64_t until = rdtsc() + c->ticks;
-
-		while (rdtsc() < until)
-			cpu_relax();
-	}
+	spin_ticks(c->ticks);
 	for (uint32_t k = 0; k < c->cold_lines; k++) {
 		v = *(volatile const uint64_t *)(c->cold + line * 64);
 		line = gvq_cold_next(line, v, lines);

@@ -66,7 +66,7 @@ int workload_raw(const struct params *p)
 
 	printf("raw: %lu bytes in %lu frames of %u bytes, ring %u, %u segment(s), policy %s\n",
 	       p->bytes, frames, p->frame, p->ring, p->segments, p->policy);
-	pace_ticks = (uint64_t)p->pace_ns * p->tsc_khz / 1000000;
+	pace_ticks = gvq_ns_to_ticks(p->pace_ns, p->tsc_khz);
 	t0 = rdtsc();
 	for (seq = 0; seq < frames; seq++) {
 		uint32_t len = bytes_left < payload ? (uint32_t)bytes_left : payload;
@@ -83,14 +83,9 @@ int workload_raw(const struct params *p)
 				free_bufs[nfree++] = done;
 		}
 		buf = free_bufs[--nfree];
-		if (pace_ticks) {
-			/* Stand-in for the per-packet work of a 2008 guest (TCP/IP,
-			 * socket copy): the host sees frames at that rate. */
-			uint64_t until = rdtsc() + pace_ticks;
-
-			while (rdtsc() < until)
-				cpu_relax();
-		}
+		/* Stand-in for the per-packet work of a 2008 guest (TCP/IP,
+		 * socket copy): the host sees frames at that rate. */
+		spin_ticks(pace_ticks);
 		fill_frame(buf + NET_HDR, len, seq, n.mac);
 		nseg = net_drv_segments(seg, p->segments, buf, LKVM_FRAME_HDR + len);
 		while (!gvq_add(q, seg, nseg, buf,

@@ -60,6 +60,20 @@ static inline uint64_t rdtsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
+/* Work of `ticks` TSC ticks (--pace-ns, a priced indirect table): spin,
+ * through cpu_relax so that every spin loop looks the same to the CPU (and,
+ * hosted, can be stopped). */
+static inline void spin_ticks(uint64_t ticks)
+{
+	uint64_t until;
+
+	if (!ticks)     /* the common case, per frame: not even an rdtsc */
+		return;
+	until = rdtsc() + ticks;
+	while (rdtsc() < until)
+		cpu_relax();
+}
+
 /* Interrupts taken: here, reads of the interrupt eventfd that found it
  * signalled (run_thread.c).  No APIC timer and no sti/hlt window. */
 extern volatile uint64_t irq_seq, timer_seq, irqs_at_hlt;
