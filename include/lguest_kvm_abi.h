@@ -41,6 +41,7 @@
 #define LKVM_PORT_EXIT        0x501
 #define LKVM_PORT_REPORT      0x510  /* 32-bit out: GPA of struct lkvm_guest_report */
 #define LKVM_PORT_CRASH       0x511  /* 8-bit out from the exception path: vector */
+#define LKVM_PORT_TRACE       0x512  /* 32-bit out, once: GPA of struct lkvm_trace_buf (lkvm.trace=N) */
 
 /* lkvm.indirect_cost_ns and lkvm.indirect_cold_lines (--indirect-cost-ns,
  * --indirect-cold-lines): their ranges, and the private buffer the cold
@@ -104,6 +105,75 @@ struct lkvm_guest_report {
 	uint64_t tx_indirect_tables;      /* tables built (gvq_itable_alloc) */
 	uint64_t tx_indirect_build_ticks; /* TSC ticks spent building them */
 	uint64_t tx_indirect_cost_ticks;  /* priced work asked per table: lkvm.indirect_cost_ns in ticks */
+};
+
+/*
+ * The timeline (`run --trace`, docs/trace.md).  With lkvm.trace=N the guest
+ * keeps a ring of N events in its own RAM, stamped with its TSC, and
+ * announces it once through LKVM_PORT_TRACE, reading the TSC just before and
+ * just after that write; the host stamps the same write with its own TSC,
+ * which is how the two clocks are checked against each other.  The host
+ * keeps its own ring of the same events (common/trace_ring.h) and, at exit,
+ * copies the guest's through the bounds-checked helper, validates every
+ * event, and writes both into one file (launcher/trace_file.h).
+ *
+ * One event is 32 bytes.  The guest writes an event, then advances `head`;
+ * a ring that wrapped keeps the newest `capacity` events, and head tells how
+ * many were lost.  Nothing the host reads here is trusted.
+ */
+#define LKVM_TRACE_BUF_MAGIC  0x4c4b564d54524246ull /* "LKVMTRBF" */
+#define LKVM_TRACE_VERSION    1u
+#define LKVM_TRACE_EVENTS_MAX (1u << 22)   /* 128 MiB of events per side */
+
+enum lkvm_trace_type {
+	/* The guest's, on the queue in `queue`. */
+	LKVM_TR_KICK = 1,      /* a: outstanding as the policy counted it before publishing,
+				* b: outstanding after, c: threshold after the decision,
+				* d: LKVM_TRF_* flags */
+	LKVM_TR_RING_FULL,     /* a forced notify: an add found no room.  a: outstanding,
+				* c: threshold after, d: LKVM_TRF_HOST_NO_NOTIFY */
+	LKVM_TR_WAIT_START,    /* a: 1 halt, 0 spin */
+	LKVM_TR_WAIT_END,      /* a: interrupts taken during the wait */
+	LKVM_TR_IRQ_TAKEN,     /* the guest saw interrupts arrive (its CPL0 path is three
+				* instructions and records nothing): a: how many */
+	LKVM_TR_GUEST_LAST = LKVM_TR_IRQ_TAKEN,
+	/* The host's. */
+	LKVM_TR_NOTIFY = 32,   /* a guest notify reached the device (threaded: one wakeup,
+				* kicks merged) */
+	LKVM_TR_DRAIN,         /* stamped at its start.  a: buffers taken, b: TSC ticks it took,
+				* c: enum lkvm_trace_cause */
+	LKVM_TR_NO_NOTIFY_SET,
+	LKVM_TR_NO_NOTIFY_CLEAR, /* a: 1 if the re-check after clearing found buffers */
+	LKVM_TR_TIMER_ARM,     /* a: length in us */
+	LKVM_TR_TIMER_FIRE,    /* an expiry the state machine saw (a tx_timer_timeout) */
+	LKVM_TR_TIMER_CANCEL,  /* an arm replaced an expiry still pending */
+	LKVM_TR_IRQ_RAISE,     /* the device interrupted the guest */
+	LKVM_TR_SYNC,          /* the host took the guest's LKVM_PORT_TRACE write */
+	LKVM_TR_HOST_LAST = LKVM_TR_SYNC,
+};
+
+#define LKVM_TRF_NOTIFIED       1u  /* the kick wrote QueueNotify */
+#define LKVM_TRF_HOST_NO_NOTIFY 2u  /* the host had asked not to be notified */
+
+enum lkvm_trace_cause { LKVM_TRC_NOTIFY, LKVM_TRC_TIMER, LKVM_TRC_CONTINUE };
+
+struct lkvm_trace_event {
+	uint64_t tsc;
+	uint16_t type;                 /* enum lkvm_trace_type */
+	uint16_t queue;
+	uint32_t a, b, c, d;
+	uint32_t reserved;
+};
+
+struct lkvm_trace_buf {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t capacity;             /* events, a power of two <= LKVM_TRACE_EVENTS_MAX */
+	uint64_t head;                 /* events ever written; event k is events[k % capacity] */
+	uint64_t sync_before;          /* guest TSC just before the LKVM_PORT_TRACE write */
+	uint64_t sync_after;           /* ... and just after it */
+	uint64_t reserved[3];
+	struct lkvm_trace_event events[];
 };
 #endif /* __ASSEMBLER__ */
 
