@@ -47,6 +47,7 @@
 #include "diag.h"
 #include "lguest_kvm_abi.h"
 #include "thread_pin.h"
+#include "trace_ring.h"
 
 /* vhost-net's weights (VHOST_NET_PKT_WEIGHT, VHOST_NET_WEIGHT).  A round
  * copies at most 512 KiB plus one chain; with chains at the cap the byte
@@ -92,11 +93,12 @@ static int net_tx_pop(struct net *net, struct vq *vq)
 }
 
 /* One round: take chains until the ring is empty or the budget is spent;
- * returns how many.  net->tx_more says whether chains were left. */
-static uint64_t net_tx_drain(struct net *net)
+ * returns how many.  net->tx_more says whether chains were left.  `cause`
+ * is what started it, for the timeline. */
+static uint64_t net_tx_drain(struct net *net, enum lkvm_trace_cause cause)
 {
 	struct vq *vq = &net->mmio.vqs[NET_TX];
-	uint64_t n = 0, bytes = 0;
+	uint64_t n = 0, bytes = 0, t0 = net->trace ? __builtin_ia32_rdtsc() : 0;
 	int rc = 0;
 
 	/* Features are fixed once the queue is live, so this is the cap the
@@ -123,20 +125,37 @@ static uint64_t net_tx_drain(struct net *net)
 	else if (rc > 0)        /* stopped by the budget, not by an empty ring */
 		net->tx_more = vq_has_avail(vq);
 	net_rx_signal(net);     /* slirp answers some frames (ARP) at once */
+	if (net->trace)
+		trace_emit_at(net->trace, t0, LKVM_TR_DRAIN, NET_TX, (uint32_t)n,
+			      (uint32_t)(__builtin_ia32_rdtsc() - t0), cause);
 	if (n) {
 		net->st.t_last = monotonic_seconds();
 		if (vq_should_interrupt(vq)) {
 			net->st.interrupts++;
+			trace_emit(net->trace, LKVM_TR_IRQ_RAISE, NET_TX, 0, 0, 0);
 			virtio_mmio_signal_used(&net->mmio);
 		}
 	}
 	return n;
 }
 
+/* Ask the guest not to notify (again: with event idx the mark drifts, and
+ * is renewed while the device stays busy). */
 static void net_tx_suppress(struct net *net)
 {
 	vq_suppress_notify(&net->mmio.vqs[NET_TX]);
+	if (!net->suppressed)
+		trace_emit(net->trace, LKVM_TR_NO_NOTIFY_SET, NET_TX, 0, 0, 0);
 	net->suppressed = true;
+}
+
+/* Let the guest notify again; true if buffers slipped in meanwhile. */
+static bool net_tx_unsuppress(struct net *net)
+{
+	bool slipped = vq_enable_notify_and_recheck(&net->mmio.vqs[NET_TX]);
+
+	trace_emit(net->trace, LKVM_TR_NO_NOTIFY_CLEAR, NET_TX, slipped, 0, 0);
+	return slipped;
 }
 
 bool net_tx_on_notify(struct net *net)
@@ -144,7 +163,8 @@ bool net_tx_on_notify(struct net *net)
 	uint64_t n;
 
 	net->st.notify_wakeups++;
-	n = net_tx_drain(net);
+	trace_emit(net->trace, LKVM_TR_NOTIFY, NET_TX, 0, 0, 0);
+	n = net_tx_drain(net, LKVM_TRC_NOTIFY);
 	net->tx_more_by_timer = false;
 	net->st.buffers_by_notify += n;
 	if (!n) {
@@ -174,6 +194,8 @@ bool net_tx_on_timeout(struct net *net)
 	uint64_t n;
 
 	net->st.timeouts++;
+	net->timer_armed = false;
+	trace_emit(net->trace, LKVM_TR_TIMER_FIRE, NET_TX, 0, 0, 0);
 	if (net->cfg.host_timer == HOST_TIMER_ONESHOT) {
 		/* Merged 2.6.27: unblock, drain, and wait for the next notify.
 		 * With event idx the "notify me" mark is an index, which the
@@ -183,8 +205,8 @@ bool net_tx_on_timeout(struct net *net)
 
 		n = 0;
 		do {
-			vq_enable_notify_and_recheck(vq);
-			m = net_tx_drain(net);
+			net_tx_unsuppress(net);
+			m = net_tx_drain(net, LKVM_TRC_TIMER);
 			n += m;
 		} while (m && vq->event_idx && !net->tx_more);   /* the budget: continued later */
 		net->tx_more_by_timer = true;
@@ -194,7 +216,7 @@ bool net_tx_on_timeout(struct net *net)
 		adapt_timeout(net, n);
 		return false;
 	}
-	n = net_tx_drain(net);
+	n = net_tx_drain(net, LKVM_TRC_TIMER);
 	net->tx_more_by_timer = true;
 	net->st.buffers_by_timer += n;
 	adapt_timeout(net, n);
@@ -204,13 +226,12 @@ bool net_tx_on_timeout(struct net *net)
 		return true;            /* still busy: stay suppressed, poll again */
 	}
 	net->st.timer_drains_empty++;
-	if (!vq_enable_notify_and_recheck(vq)) {
-		net->suppressed = false;
+	net->suppressed = false;
+	if (!net_tx_unsuppress(net))
 		return false;           /* idle: the next guest notify wakes us */
-	}
 	/* A buffer slipped in between our last look and the flag clearing. */
 	net->st.recheck_hits++;
-	net->st.buffers_by_timer += net_tx_drain(net);
+	net->st.buffers_by_timer += net_tx_drain(net, LKVM_TRC_TIMER);
 	net_tx_suppress(net);
 	return true;
 }
@@ -228,7 +249,7 @@ void net_tx_on_continue(struct net *net)
 	if (!net->tx_more)
 		return;
 	net->st.continuations++;
-	n = net_tx_drain(net);
+	n = net_tx_drain(net, LKVM_TRC_CONTINUE);
 	net->st.buffers_by_continuation += n;
 	/* The chains belong to the drain this round continues, so
 	 * buffers_by_notify + buffers_by_timer still counts every chain. */
@@ -239,7 +260,7 @@ void net_tx_on_continue(struct net *net)
 	if (net->suppressed) {
 		if (n)
 			net_tx_suppress(net);   /* with event idx the mark drifts; renew it */
-	} else if (vq->event_idx && !net->tx_more && vq_enable_notify_and_recheck(vq)) {
+	} else if (vq->event_idx && !net->tx_more && net_tx_unsuppress(net)) {
 		/* The one-shot timer's event-idx loop, carried on: the "notify
 		 * me" mark is set again until a round finds nothing. */
 		net->tx_more = true;
@@ -297,6 +318,10 @@ static void arm_timer_lazy(struct net *net)
  * only one. */
 static void net_arm_timer(struct net *net)
 {
+	if (net->timer_armed)
+		trace_emit(net->trace, LKVM_TR_TIMER_CANCEL, NET_TX, 0, 0, 0);
+	net->timer_armed = true;
+	trace_emit(net->trace, LKVM_TR_TIMER_ARM, NET_TX, net->timeout_us, 0, 0);
 	if (net->cfg.model == NET_MODEL_THREADED)
 		arm_timer_lazy(net);
 	else
@@ -559,7 +584,7 @@ void net_vcpu_poll(struct net *net)
 		return;
 	pthread_mutex_lock(&net->mmio.lock);
 	if (expired && net_tx_on_timeout(net))
-		arm_timer(net);
+		net_arm_timer(net);
 	else if (!expired)          /* one round per call: run_vcpu checks the stop flag between */
 		net_tx_on_continue(net);
 	if (readable)

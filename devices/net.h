@@ -41,6 +41,7 @@
 #include "virtio_mmio.h"
 
 struct stats;
+struct trace_ring;
 
 /* The device's queues, in virtio-net's numbering. */
 enum { NET_RX = 0, NET_TX = 1 };
@@ -104,6 +105,8 @@ struct net {
 	bool rx_used_unsignalled;     /* buffers returned since the last interrupt decision */
 	bool suppressed;              /* we asked the guest not to notify */
 	uint32_t timeout_us;          /* current timer length */
+	bool timer_armed;             /* armed and not yet expired, as the state machine sees it */
+	struct trace_ring *trace;     /* the timeline (--trace), or 0; set before net_start */
 	uint64_t last_timeout_num;    /* adaptive rule: buffers of the last timer drain */
 	unsigned tx_weight_chains;    /* a drain round's budget: this many chains ... */
 	uint64_t tx_weight_bytes;     /* ... or this many bytes, whichever comes first */

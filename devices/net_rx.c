@@ -36,6 +36,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "trace_ring.h"
+
 #define RX_HDR sizeof(struct virtio_net_hdr_v1)
 
 static struct vq *rx_vq(struct net *net)
@@ -199,6 +201,7 @@ void net_rx_signal(struct net *net)
 	net->rx_used_unsignalled = false;
 	if (vq_should_interrupt(rx_vq(net))) {
 		net->rx.interrupts++;
+		trace_emit(net->trace, LKVM_TR_IRQ_RAISE, NET_RX, 0, 0, 0);
 		virtio_mmio_signal_used(&net->mmio);
 	}
 }

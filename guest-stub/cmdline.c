@@ -239,6 +239,10 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!word_eq(v, vlen, "split") && !word_eq(v, vlen, "packed"))
 				return bad("layout", v, vlen);
 			p->layout = word_eq(v, vlen, "packed") ? LAYOUT_PACKED : LAYOUT_SPLIT;
+		} else if (starts(w, len, "lkvm.trace=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > LKVM_TRACE_EVENTS_MAX || (n & (n - 1)))
+				return bad("trace", v, vlen);
+			p->trace_events = (uint32_t)n;
 		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
 				return bad("segments", v, vlen);

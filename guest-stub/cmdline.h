@@ -47,6 +47,7 @@ struct params {
 	enum report_to report;
 	enum ring_layout layout;       /* default (0): split */
 	int tsc_khz_given;             /* lkvm.tsc_khz was on the line (else measured, see main.c) */
+	uint32_t trace_events;         /* lkvm.trace=N: keep a timeline of N events (trace.h); 0: none */
 };
 
 /* Returns 0, or -1 after printing what was wrong. */

@@ -159,6 +159,11 @@ void heap_init(uint64_t start, uint64_t end)
 	heap_end = end;
 }
 
+uint64_t heap_end_addr(void)
+{
+	return heap_end;
+}
+
 void *alloc_pages(size_t bytes)
 {
 	uint64_t p = heap_next;

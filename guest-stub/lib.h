@@ -21,6 +21,7 @@ int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format
 void printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void heap_init(uint64_t start, uint64_t end);
+uint64_t heap_end_addr(void);               /* the end of RAM the heap may use */
 void *alloc_pages(size_t bytes);            /* 4 KiB aligned, zeroed */
 
 __attribute__((noreturn)) void guest_exit(int status);

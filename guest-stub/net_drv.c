@@ -19,6 +19,7 @@
 #include "io.h"
 #include "lguest_kvm_abi.h"
 #include "lib.h"
+#include "trace.h"
 #include "workloads.h"
 
 /* Each event policy reads the mark of one layout: avail_event is a split
@@ -79,6 +80,9 @@ int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct pa
 	gvq_disable_interrupts(&n->tx);
 	gvq_disable_interrupts(&n->rx);
 	virtio_drv_ready(&n->dev);
+	/* The timeline follows this card's rings, not the console's. */
+	n->tx.traced = n->rx.traced = true;
+	gtrace_start(p->trace_events);
 	return 0;
 }
 
@@ -130,7 +134,7 @@ void net_drv_give_up_if_broken(struct net_drv *n, const char *who)
 
 void net_drv_wait_tx(struct net_drv *n, int halt)
 {
-	uint64_t spins = 0;
+	uint64_t spins = 0, irqs = gtrace_wait_start(n->tx.index, halt);
 
 	if (!halt) {
 		while (!gvq_has_used(&n->tx))
@@ -138,6 +142,7 @@ void net_drv_wait_tx(struct net_drv *n, int halt)
 				net_drv_give_up_if_broken(n, "net");
 			else
 				cpu_relax();
+		gtrace_wait_end(n->tx.index, irqs);
 		return;
 	}
 	while (!gvq_has_used(&n->tx)) {
@@ -154,4 +159,5 @@ void net_drv_wait_tx(struct net_drv *n, int halt)
 		net_drv_give_up_if_broken(n, "net");
 	}
 	gvq_disable_interrupts(&n->tx);
+	gtrace_wait_end(n->tx.index, irqs);
 }

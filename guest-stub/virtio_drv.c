@@ -26,6 +26,7 @@
 #include "io.h"
 #include "lguest_kvm_abi.h"
 #include "lib.h"
+#include "trace.h"
 
 static uint32_t rd(const struct virtio_dev *d, uint32_t off) { return mmio_read32(d->base + off); }
 static void wr(const struct virtio_dev *d, uint32_t off, uint32_t v) { mmio_write32(d->base + off, v); }
@@ -295,10 +296,18 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 
 void gvq_kick_decide(struct gvq *q, const struct kick_view *v)
 {
-	if (notify_policy_outstanding(&q->policy, v->old_idx, v->used_idx) == 0 &&
-	    (uint16_t)(v->old_idx - v->used_idx) == q->num)
+	uint32_t before = notify_policy_outstanding(&q->policy, v->old_idx, v->used_idx);
+	bool notify;
+
+	if (before == 0 && (uint16_t)(v->old_idx - v->used_idx) == q->num)
 		q->full_reads_zero++;
-	if (notify_policy_kick(&q->policy, v)) {
+	notify = notify_policy_kick(&q->policy, v);
+	/* Stamped before the notify's exit, so that the host's notify event
+	 * comes after it on the timeline. */
+	if (q->traced)
+		gtrace_emit(LKVM_TR_KICK, q->index, before, (uint16_t)(v->new_idx - v->used_idx), q->policy.threshold,
+			    (notify ? LKVM_TRF_NOTIFIED : 0) | (v->host_no_notify ? LKVM_TRF_HOST_NO_NOTIFY : 0));
+	if (notify) {
 		q->notifies++;
 		mmio_write32(q->dev->base + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
 	} else {
@@ -338,8 +347,11 @@ void gvq_notify_full(struct gvq *q)
 	/* We notify *even if* VRING_USED_F_NO_NOTIFY is set here. */
 	q->forced++;
 	q->notifies++;
-	mmio_write32(q->dev->base + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
 	notify_policy_ring_full(&q->policy, no_notify);
+	if (q->traced)
+		gtrace_emit(LKVM_TR_RING_FULL, q->index, gvq_outstanding(q), 0, q->policy.threshold,
+			    no_notify ? LKVM_TRF_HOST_NO_NOTIFY : 0);
+	mmio_write32(q->dev->base + VIRTIO_MMIO_QUEUE_NOTIFY, q->index);
 }
 
 bool gvq_has_used(const struct gvq *q)

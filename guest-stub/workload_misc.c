@@ -3,7 +3,8 @@
  * exercise receive buffers, interrupts and hlt) and the deliberate faults
  * and hostile rings that the launcher's tests feed it: one crafted chain
  * the host must refuse, or (hostile-flood) as much legal work as the
- * host's caps allow, for ever, which only a stop signal may end.
+ * host's caps allow, for ever, which only a stop signal may end -- and
+ * trace rings the launcher must not trust (hostile-trace-*).
  */
 #include <linux/virtio_ids.h>
 #include <linux/virtio_mmio.h>
@@ -42,6 +43,47 @@ int workload_echo(void)
 }
 
 extern char idt[];
+
+/* A timeline ring (lkvm.trace) that lies, announced as the real one is
+ * (trace.c), after which the workload ends well: the launcher must still
+ * write its trace file, saying what it refused, and read nothing outside
+ * RAM.
+ *   hostile-trace-addr  the ring's address is past the end of RAM
+ *   hostile-trace-end   a well-formed header on RAM's last page, its events
+ *                       running off the end
+ *   hostile-trace-junk  a full ring whose head is far past its capacity,
+ *                       three events in four of no type the guest records
+ *                       (one of them a host event, forged), stamps running
+ *                       backwards, and clock stamps out of order */
+static int hostile_trace(const struct params *p, const char *kind, uint32_t kind_len)
+{
+	static const uint16_t types[] = { 0, LKVM_TR_KICK, LKVM_TR_TIMER_FIRE, 999 };
+	uint64_t bytes = sizeof(struct lkvm_trace_buf) + (uint64_t)p->trace_events * sizeof(struct lkvm_trace_event);
+	struct lkvm_trace_buf *t;
+
+	if (!p->trace_events) {
+		printf("guest: the hostile-trace-* faults need lkvm.trace (run --trace)\n");
+		return LKVM_STATUS_FAILED;
+	}
+	if (word_eq(kind, kind_len, "hostile-trace-addr")) {
+		outl(LKVM_PORT_TRACE, 0xfffff000u);
+		return LKVM_STATUS_OK;
+	}
+	t = word_eq(kind, kind_len, "hostile-trace-end") ? (void *)(heap_end_addr() - 4096) : alloc_pages(bytes);
+	t->magic = LKVM_TRACE_BUF_MAGIC;
+	t->version = LKVM_TRACE_VERSION;
+	t->capacity = p->trace_events;
+	if (word_eq(kind, kind_len, "hostile-trace-junk")) {
+		for (uint32_t i = 0; i < p->trace_events; i++)
+			t->events[i] = (struct lkvm_trace_event){ .tsc = ~0ull - i, .type = types[i % 4], .a = i };
+		t->head = ~0ull - 7;
+		t->sync_before = 100;
+		t->sync_after = 50;
+	}
+	outl(LKVM_PORT_TRACE, (uint32_t)(uint64_t)t);
+	printf("guest: announced a hostile trace ring (%s)\n", kind);
+	return LKVM_STATUS_OK;
+}
 
 /* Put one crafted chain at head 0 of the TX ring, publish, notify, and wait
  * for the device to say DEVICE_NEEDS_RESET.  A correct host refuses every
@@ -181,6 +223,8 @@ int workload_fault(const struct params *p)
 		printf("guest: spinning forever on purpose\n");
 		for (;;)
 			cpu_relax();
+	} else if (len > 14 && !memcmp(f, "hostile-trace-", 14)) {
+		return hostile_trace(p, f, len);
 	} else if (len > 8 && !memcmp(f, "hostile-", 8) && p->layout != LAYOUT_SPLIT) {
 		/* They write split rings by hand (n.tx.vr), which a packed
 		 * queue does not have. */

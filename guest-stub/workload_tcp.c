@@ -26,6 +26,7 @@
 #include "lib.h"
 #include "net_drv.h"
 #include "tcp_sender.h"
+#include "trace.h"
 #include "workloads.h"
 
 #define RX_RING 128
@@ -184,13 +185,11 @@ static bool rx_poll(uint64_t now)
 	return any;
 }
 
-/* Nothing to send and nothing received: wait for the peer or `deadline`. */
-static void wait_for_peer(uint64_t deadline)
+/* wait_for_peer's wait itself, before `deadline` (TSC; 0: none). */
+static void wait_for_peer_untraced(uint64_t deadline)
 {
 	uint64_t now = rdtsc(), spins = 0;
 
-	if (deadline && now >= deadline)
-		return;
 	if (!r.p->wait_halt) {
 		while (!gvq_has_used(&r.n.rx) && !(r.nfree == 0 && gvq_has_used(&r.n.tx)) &&
 		       (!deadline || rdtsc() < deadline))
@@ -235,6 +234,20 @@ static void wait_for_peer(uint64_t deadline)
 		if (!(r.waits_halted & 1023))
 			net_drv_give_up_if_broken(&r.n, "tcp");
 	}
+}
+
+/* Nothing to send and nothing received: wait for the peer -- an ACK on the
+ * receive queue, or a used TX buffer -- or `deadline`.  On the timeline as
+ * one wait on the receive queue. */
+static void wait_for_peer(uint64_t deadline)
+{
+	uint64_t irqs;
+
+	if (deadline && rdtsc() >= deadline)
+		return;
+	irqs = gtrace_wait_start(r.n.rx.index, r.p->wait_halt);
+	wait_for_peer_untraced(deadline);
+	gtrace_wait_end(r.n.rx.index, irqs);
 }
 
 /* Ask for the receiver's MAC, a few times; false if nobody answers. */

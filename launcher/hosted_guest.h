@@ -15,10 +15,11 @@
  *   io.h    MMIO to the devices' register files, the way run_vcpu.c's
  *           MMIO exits reach them, except that a QueueNotify of a queue
  *           with a notify eventfd writes that eventfd, as KVM's ioeventfd
- *           does; virt_to_phys as "offset into guest RAM"; the halt
+ *           does; a port write goes where a VM's I/O exit goes
+ *           (run_port_out); virt_to_phys as "offset into guest RAM"; the halt
  *           service as a sleep on the device's interrupt eventfd
  *
- * Every MMIO access and every halt is where a guest in a VM would exit, so
+ * Every MMIO access, port write and halt is where a guest in a VM would exit, so
  * each one costs --exit-cost-ns of spinning first (ringtest's
  * VMEXIT_CYCLES).  cpu_relax, which every guest spin loop calls, is also
  * where a stop (a signal, --max-seconds) ends the guest.
@@ -46,6 +47,7 @@ int hosted_guest_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2
 uint32_t mmio_read32(uint64_t addr);
 void mmio_write32(uint64_t addr, uint32_t v);
 uint8_t mmio_read8(uint64_t addr);
+void outl(uint16_t port, uint32_t v);      /* as a port write's exit: run_port_out */
 uint64_t virt_to_phys(const void *p);
 
 /* The same fences as the stub's io.h: x86 needs only store->load. */

@@ -36,6 +36,7 @@ void run_options_defaults(struct run_options *o)
 	o->indirect = "never";
 	o->layout = "split";
 	o->fault = "none";
+	o->trace_events = 1u << 20;
 	o->net = (struct net_config){
 		.model = NET_MODEL_THREADED,
 		.host_timer = HOST_TIMER_REARM,
@@ -110,6 +111,7 @@ void run_usage(FILE *f)
 "  --boot-status N      test aid: the boot workload exits with status N\n"
 "  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
 "                       loop,avail,huge,flood} | hostile-indirect-{nested,len,addr,loop,next} |\n"
+"                       hostile-trace-{addr,end,junk} (with --trace) |\n"
 "                       seccomp-probe (the launcher tries a forbidden system call once\n"
 "                       locked down: killed by SIGSYS)\n"
 "Host side:\n"
@@ -136,6 +138,10 @@ void run_usage(FILE *f)
 "  --host-timer T       rearm (stay suppressed while busy, default) | oneshot (2.6.27)\n"
 "Output:\n"
 "  --stats-json FILE    also write the stats as one JSON object\n"
+"  --trace FILE         record both sides' events on one clock into FILE (read it with\n"
+"                       'lguest-kvm trace FILE'; docs/trace.md)\n"
+"  --trace-events N     each side's ring of events, a power of two (default 1048576);\n"
+"                       the guest's takes N x 32 bytes of its RAM\n"
 "  --quiet              do not copy the guest's console to stdout\n"
 "  --max-seconds N      stop the guest after N seconds (exit 124)\n"
 "  -h, --help           this text\n"
@@ -228,7 +234,8 @@ static bool valid_fault(const char *s)
 		"hostile-wrap", "hostile-loop", "hostile-avail", "hostile-huge", "hostile-flood",
 		"hostile-indirect-nested",
 		"hostile-indirect-len", "hostile-indirect-addr", "hostile-indirect-loop",
-		"hostile-indirect-next", "seccomp-probe",
+		"hostile-indirect-next", "hostile-trace-addr", "hostile-trace-end", "hostile-trace-junk",
+		"seccomp-probe",
 	};
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
@@ -242,7 +249,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
 	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
-	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT, O_INDIRECT_COST, O_COLD_LINES };
+	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT, O_INDIRECT_COST, O_COLD_LINES, O_TRACE,
+	       O_TRACE_EVENTS };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -260,6 +268,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "timeout-us", required_argument, 0, O_TIMEOUT },
 		{ "host-timer", required_argument, 0, O_HOST_TIMER },
 		{ "stats-json", required_argument, 0, O_STATS_JSON },
+		{ "trace", required_argument, 0, O_TRACE },
+		{ "trace-events", required_argument, 0, O_TRACE_EVENTS },
 		{ "quiet", no_argument, 0, O_QUIET },
 		{ "max-seconds", required_argument, 0, O_MAX_SECONDS },
 		{ "boot-status", required_argument, 0, O_BOOT_STATUS },
@@ -378,6 +388,12 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 				return usage_error("run", "--host-timer '%s': expected rearm or oneshot", optarg);
 			break;
 		case O_STATS_JSON: o->stats_json = optarg; break;
+		case O_TRACE: o->trace = optarg; break;
+		case O_TRACE_EVENTS:
+			if (!parse_u32(optarg, 1, LKVM_TRACE_EVENTS_MAX, &o->trace_events) ||
+			    (o->trace_events & (o->trace_events - 1)))
+				return usage_error("run", "--trace-events '%s': give a power of two up to 4194304", optarg);
+			break;
 		case O_QUIET: o->quiet = true; break;
 		case O_MAX_SECONDS:
 			if (!parse_u32(optarg, 1, 86400, &o->max_seconds))
@@ -472,6 +488,15 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		snprintf(n, sizeof(n), "%u", o->indirect_cold_lines);
 		return usage_error("run", "--indirect-cold-lines %s: the guest walks a 64 MiB buffer; give --mem 128M or more",
 				   n);
+	}
+	/* The guest's ring comes out of its RAM: leave it at least half. */
+	if (o->trace && (uint64_t)o->trace_events * sizeof(struct lkvm_trace_event) > o->mem / 2) {
+		char n[48];
+
+		snprintf(n, sizeof(n), "%u (%u MiB)", o->trace_events,
+			 (unsigned)(((uint64_t)o->trace_events * sizeof(struct lkvm_trace_event)) >> 20));
+		return usage_error("run", "--trace-events %s: the guest keeps its ring in RAM; give a larger --mem "
+				   "or fewer events", n);
 	}
 	if (o->stay_root && o->user)
 		return usage_error("run", "--stay-root with --user %s: pick one", o->user);

@@ -30,6 +30,8 @@ struct run_options {
 	const char *fault;          /* none | exception | triple | hang | hostile-... */
 	struct net_config net;
 	const char *stats_json;
+	const char *trace;          /* --trace FILE: the run's timeline (docs/trace.md), or NULL */
+	uint32_t trace_events;      /* --trace-events: each side's ring, in events */
 	unsigned max_seconds;       /* 0: no limit */
 	bool quiet;                 /* no guest console on stdout */
 	const char *user;           /* --user: switch to this user after setup */

@@ -17,7 +17,8 @@
  * --model thread (run_thread.c) takes steps 1 and 4 without a VM: guest
  * RAM and the stub's own driver on this thread; the rest is the same.
  *   5. Whatever the way out, print the stats block (run_stats.c) and the
- *      JSON copy, then choose the exit status (run_exit.c).
+ *      JSON copy, write the timeline if asked (run_trace.c), then choose
+ *      the exit status (run_exit.c).
  *
  * This file holds the order: the signals, setup (steps 1-3 and the
  * threads), the run, and the teardown on every way out.  The state the
@@ -90,6 +91,13 @@ static int setup_run(struct run_state *rs, FILE **json, pthread_t *sig_thread)
 
 	if (o->stats_json && !(*json = fopen(o->stats_json, "w")))
 		return diag_fail("--stats-json %s: %s -- give a writable path", o->stats_json, strerror(errno));
+	if (o->trace) {
+		if (!(rs->trace_file = fopen(o->trace, "w")))
+			return diag_fail("--trace %s: %s -- give a writable path", o->trace, strerror(errno));
+		if (trace_ring_init(&rs->trace, o->trace_events) < 0)
+			return -1;
+		rs->net.trace = &rs->trace;
+	}
 	if (o->no_vm ? build_thread_guest(rs) < 0 : build_guest(rs) < 0 || set_vcpu_signal_mask(rs) < 0)
 		return -1;
 	/* /dev/kvm itself only creates the VM and the vCPU. */
@@ -153,6 +161,9 @@ int lkvm_run(const struct run_options *o)
 		diag_print();
 		if (json)
 			fclose(json);
+		if (rs.trace_file)
+			fclose(rs.trace_file);
+		trace_ring_free(&rs.trace);
 		net_stop(&rs.net);
 		net_close(&rs.net);
 		vm_destroy(&rs.vm);
@@ -179,6 +190,12 @@ int lkvm_run(const struct run_options *o)
 		if (!code)
 			code = EXIT_ERROR;
 	}
+	if (rs.trace_file && run_trace_write(&rs) < 0) {
+		diag_print();
+		if (!code)
+			code = EXIT_ERROR;
+	}
+	trace_ring_free(&rs.trace);
 	net_close(&rs.net);
 	vm_destroy(&rs.vm);
 	return code;

@@ -64,6 +64,8 @@ int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size
 			      o->guest_ip >> 24, (o->guest_ip >> 16) & 255, (o->guest_ip >> 8) & 255, o->guest_ip & 255,
 			      o->peer_ip >> 24, (o->peer_ip >> 16) & 255, (o->peer_ip >> 8) & 255, o->peer_ip & 255,
 			      o->peer_port);
+	if (n > 0 && n < (int)size && o->trace)
+		n += snprintf(buf + n, size - (size_t)n, " lkvm.trace=%u", o->trace_events);
 	return n > 0 && n < (int)size ? 0 : diag_fail("guest command line too long");
 }
 
@@ -88,6 +90,10 @@ int build_guest(struct run_state *rs)
 		return -1;
 	if (net_open_backend(&rs->net) < 0)
 		return -1;
+	/* A traced run's two sides stamp with one TSC.  Where KVM cannot give
+	 * the guest the host's, run_trace.c measures the offset instead. */
+	if (rs->o->trace && vm_share_host_tsc(&rs->vm) < 0)
+		diag_print();
 	/* The guest times --pace-ns and --indirect-cost-ns with its TSC; KVM
 	 * knows the TSC rate. */
 	tsc_khz = ioctl(rs->vm.vcpu_fd, KVM_GET_TSC_KHZ, 0);

@@ -35,6 +35,7 @@
 #include "options.h"
 #include "sandbox.h"
 #include "stats.h"
+#include "trace_ring.h"
 #include "vm.h"
 #include "wiring.h"
 
@@ -64,6 +65,13 @@ struct run_state {
 	 * have left a VM (MMIO accesses, halts), each charged --exit-cost-ns */
 	char thread_cmdline[1024];
 	uint64_t thread_exits;
+	/* --trace: the host's events, the file they go to (opened while still
+	 * privileged), and the guest's ring as it announced it */
+	struct trace_ring trace;
+	FILE *trace_file;
+	uint64_t trace_gpa;         /* the guest's struct lkvm_trace_buf (0: not announced) */
+	uint64_t trace_sync_host;   /* host TSC when it took that announcement */
+	uint64_t trace_announcements; /* how many times the guest announced one (the first counts) */
 };
 
 /* 1. run_guest.c: VM, image, vCPU, the backend's host side, start info.
@@ -82,6 +90,9 @@ int set_vcpu_signal_mask(struct run_state *rs);
 /* Run the vCPU until rs->end is set: the guest left or crashed, KVM_RUN
  * failed, or rs->stop_signal asked. */
 void run_vcpu(struct run_state *rs);
+/* The guest wrote `size` bytes of `data` to I/O port `port` (an exit in
+ * a VM; a call in the thread model): leave, crash, report, trace. */
+void run_port_out(struct run_state *rs, uint16_t port, const uint8_t *data, uint32_t size);
 /* An access to guest-physical `addr` by the guest, to the device whose
  * window holds it (or nothing: reads 0, counted). */
 void run_mmio_dispatch(struct run_state *rs, uint64_t addr, uint8_t *data, uint32_t len, bool is_write);
@@ -93,6 +104,10 @@ void run_thread_guest(struct run_state *rs);
 void collect_stats(const struct run_state *rs, struct stats *st);
 /* The net device's ring layout as negotiated: "packed" or "split". */
 const char *run_ring_layout(const struct run_state *rs);
+/* 5. run_trace.c, --trace: the guest's ring out of its RAM, checked, and
+ * the host's, merged on one clock into rs->trace_file.  0, or -1 with
+ * diag set. */
+int run_trace_write(struct run_state *rs);
 /* 5. run_exit.c: the process exit status, after naming the reason on
  * stderr if it is not success. */
 int finish(const struct run_state *rs);

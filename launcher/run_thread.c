@@ -171,6 +171,14 @@ void mmio_write32(uint64_t addr, uint32_t v)
 	mmio(addr, data, 4, true);
 }
 
+/* A port write leaves a VM too (the stub's trace announcement is the one
+ * the thread model's guest makes). */
+void outl(uint16_t port, uint32_t v)
+{
+	pay_exit();
+	run_port_out(hosted.rs, port, (const uint8_t *)&v, sizeof(v));
+}
+
 uint8_t mmio_read8(uint64_t addr)
 {
 	uint8_t data[8] = { 0 };

@@ -65,18 +65,23 @@ static void guest_crashed(struct run_state *rs, const char *what)
 	snprintf(rs->why, sizeof(rs->why), "guest crashed: %s at rip 0x%llx", what, (unsigned long long)regs.rip);
 }
 
-static void handle_io(struct run_state *rs)
+void run_port_out(struct run_state *rs, uint16_t port, const uint8_t *data, uint32_t size)
 {
-	struct kvm_run *run = rs->vm.run;
-	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 	uint32_t gpa;
 
-	if (run->io.direction == KVM_EXIT_IO_IN) {
-		memset(data, 0xff, (size_t)run->io.size * run->io.count);
-		rs->io_unknown++;
+	switch (port) {
+	case LKVM_PORT_TRACE: {
+		/* Stamped first: the clock check wants this moment, not later. */
+		uint64_t tsc = __builtin_ia32_rdtsc();
+
+		if (size != 4 || !rs->o->trace || rs->trace_announcements++)
+			return;     /* not asked for, or announced before: the first one stands */
+		memcpy(&gpa, data, 4);
+		rs->trace_gpa = gpa;
+		rs->trace_sync_host = tsc;
+		trace_emit_at(&rs->trace, tsc, LKVM_TR_SYNC, 0, 0, 0, 0);
 		return;
 	}
-	switch (run->io.port) {
 	case LKVM_PORT_EXIT:
 		rs->end = END_GUEST_EXIT;
 		rs->guest_status = data[0];
@@ -88,7 +93,7 @@ static void handle_io(struct run_state *rs)
 		struct lkvm_guest_report r;
 		const void *src = NULL;
 
-		if (run->io.size == 4) {
+		if (size == 4) {
 			memcpy(&gpa, data, 4);
 			src = gmem_ptr(&rs->vm.mem, gpa, sizeof(r));
 		}
@@ -107,6 +112,19 @@ static void handle_io(struct run_state *rs)
 	default:
 		rs->io_unknown++;
 	}
+}
+
+static void handle_io(struct run_state *rs)
+{
+	struct kvm_run *run = rs->vm.run;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+
+	if (run->io.direction == KVM_EXIT_IO_IN) {
+		memset(data, 0xff, (size_t)run->io.size * run->io.count);
+		rs->io_unknown++;
+		return;
+	}
+	run_port_out(rs, run->io.port, data, run->io.size);
 }
 
 void run_mmio_dispatch(struct run_state *rs, uint64_t addr, uint8_t *data, uint32_t len, bool is_write)

@@ -18,10 +18,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +97,8 @@ static void table_usage(FILE *f)
 "  --plot FILE          draw seconds and notifies against threshold (cost: against the\n"
 "                       exit cost; indirect with --indirect-costs: Gbit/s against the\n"
 "                       price of a table, crossover marked) (.svg or .png, gnuplot)\n"
+"  --trace-dir DIR      trace each row's first run into DIR/MODEL-NN-ROW.bin (run --trace;\n"
+"                       read one with 'lguest-kvm trace FILE')\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
 "  --layout --exit-cost-ns (--model thread) --indirect-cost-ns --indirect-cold-lines\n"
@@ -273,8 +277,10 @@ static int build_rows(struct table *t, const char *spec)
 
 /* ---- one child run ---- */
 
-/* Runs one sample; returns the child's exit status (or 128+signal). */
-static int run_one(struct table *t, const char *model, struct row *r, double *v, char *why, size_t why_size)
+/* Runs one sample, traced into `trace` unless that is NULL; returns the
+ * child's exit status (or 128+signal). */
+static int run_one(struct table *t, const char *model, struct row *r, const char *trace, double *v, char *why,
+		   size_t why_size)
 {
 	char json[] = "/tmp/lkvm-table-XXXXXX", errf[] = "/tmp/lkvm-table-err-XXXXXX";
 	char *argv[MAX_PASS + 16];
@@ -304,6 +310,10 @@ static int run_one(struct table *t, const char *model, struct row *r, double *v,
 	/* A run that hangs must not hang the table: far above any 1 GiB run. */
 	argv[a++] = "--max-seconds";
 	argv[a++] = "900";
+	if (trace) {
+		argv[a++] = "--trace";
+		argv[a++] = (char *)trace;
+	}
 	if (t->tcp) {
 		if (tcp_lab_start_receiver(&t->lab, t->bytes, why, why_size) < 0) {
 			close(efd), unlink(json), unlink(errf);
@@ -645,7 +655,7 @@ static bool passed(const struct table *t, const char *flag)
 static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
 {
 	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO,
-	       O_ICOSTS };
+	       O_ICOSTS, O_TRACE_DIR };
 	char *net = NULL;
 	bool model_given = false;
 	static const struct option longopts[] = {
@@ -656,6 +666,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		{ "csv", required_argument, 0, O_CSV },
 		{ "json", required_argument, 0, O_JSON },
 		{ "plot", required_argument, 0, O_PLOT },
+		{ "trace-dir", required_argument, 0, O_TRACE_DIR },
 		{ "workload", required_argument, 0, O_WORKLOAD },
 		{ "net", required_argument, 0, O_NET },
 		{ "bytes", required_argument, 0, O_PASS },
@@ -712,6 +723,13 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		case O_CSV: t->csv = optarg; break;
 		case O_JSON: t->json = optarg; break;
 		case O_PLOT: t->plot = optarg; break;
+		case O_TRACE_DIR:
+			if (mkdir(optarg, 0755) < 0 && errno != EEXIST)
+				return usage_error("table", "--trace-dir '%s': cannot create it", optarg);
+			if (access(optarg, W_OK | X_OK) < 0)
+				return usage_error("table", "--trace-dir '%s': not a writable directory", optarg);
+			t->trace_dir = optarg;
+			break;
 		case O_WORKLOAD:
 			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp"))
 				return usage_error("table", "--workload '%s': expected raw or tcp", optarg);
@@ -827,14 +845,31 @@ static void add_default_segments(struct table *t)
 	}
 }
 
+/* --trace-dir: where row r's first repeat leaves its timeline --
+ * DIR/MODEL-NN-LABEL.bin, NN the row's place in the sweep (labels repeat
+ * across layouts), the label's characters other than letters, digits, '.'
+ * and '-' as '-'. */
+static void trace_path(const struct table *t, unsigned mi, const struct row *r, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s-%02u-", t->trace_dir, t->models[mi], (unsigned)(r - t->rows[mi]));
+
+	for (const char *c = r->label; *c && n > 0 && (size_t)n + 5 < size; c++)
+		buf[n++] = isalnum((unsigned char)*c) || *c == '.' || *c == '-' ? *c : '-';
+	snprintf(buf + n, size - (size_t)n, ".bin");
+}
+
 /* One sample of row r; false when the sweep must stop (a signal). */
 static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep)
 {
-	char why[240];
+	char why[240], trace[PATH_MAX];
+	bool traced = t->trace_dir && rep == 1;
 	int st;
 
+	if (traced)
+		trace_path(t, mi, r, trace, sizeof(trace));
 	progress(t, t->models[mi], r, rep);
-	st = table_signal ? 128 + table_signal : run_one(t, t->models[mi], r, r->v[r->n], why, sizeof(why));
+	st = table_signal ? 128 + table_signal
+			  : run_one(t, t->models[mi], r, traced ? trace : NULL, r->v[r->n], why, sizeof(why));
 	t->done++;
 	if (table_signal || st == 128 + SIGINT || st == 128 + SIGTERM) {
 		t->interrupted = table_signal ? 128 + table_signal : st;

@@ -50,6 +50,7 @@ struct table {
 	char *pass[MAX_PASS];       /* options passed through to every run */
 	unsigned npass;
 	const char *csv, *json, *plot;
+	const char *trace_dir;      /* --trace-dir: each row's first repeat traced there, or NULL */
 	struct row rows[2][MAX_ROWS];
 	unsigned nrows;
 	double t0;

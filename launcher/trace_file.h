@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lguest_kvm_abi.h"
 
@@ -61,6 +62,12 @@ struct trace_file_header {
  * 0, or -1 with diag set. */
 int trace_file_write(const char *path, const struct trace_file_header *h, const struct lkvm_trace_event *ev,
 		     uint64_t n);
+
+/* The same into `f`, already open for writing (the run opens it while it
+ * may still create files anywhere), which it closes; `path` names it in
+ * errors. */
+int trace_file_fwrite(FILE *f, const char *path, const struct trace_file_header *h, const struct lkvm_trace_event *ev,
+		      uint64_t n);
 
 /* Read a trace file whole: its header into *h and its events into a new
  * array (*ev, *n; the caller frees it).  Everything is checked: magic,

@@ -131,6 +131,19 @@ static void flat_segment(struct kvm_segment *s, uint16_t selector, uint8_t type)
 	};
 }
 
+int vm_share_host_tsc(struct vm *vm)
+{
+	uint64_t offset = 0;
+	struct kvm_device_attr attr = {
+		.group = KVM_VCPU_TSC_CTRL, .attr = KVM_VCPU_TSC_OFFSET, .addr = (uint64_t)(uintptr_t)&offset,
+	};
+
+	if (ioctl(vm->vcpu_fd, KVM_SET_DEVICE_ATTR, &attr) < 0)
+		return diag_fail("KVM_VCPU_TSC_OFFSET: %s -- the trace will measure the guest's TSC offset instead",
+				 strerror(errno));
+	return 0;
+}
+
 int vm_create_vcpu_pvh(struct vm *vm, uint32_t entry, uint32_t start_info)
 {
 	struct kvm_sregs sregs;

@@ -29,6 +29,11 @@ int vm_create(struct vm *vm, uint64_t mem_size);
 int vm_create_vcpu_pvh(struct vm *vm, uint32_t entry, uint32_t start_info);
 void vm_destroy(struct vm *vm);
 
+/* Give the vCPU the host's TSC (offset 0; KVM otherwise starts it near 0),
+ * so that guest and host stamps are one clock (run --trace).  -1 with diag
+ * set where KVM cannot (before Linux 5.16). */
+int vm_share_host_tsc(struct vm *vm);
+
 /* Force the vCPU thread out of KVM_RUN.  Under kvm_pvm a signal alone is not
  * enough while the guest spins at CPL3 (it runs natively and the signal is
  * only noticed on the next trip through KVM), so the kick also injects an

@@ -9,3 +9,4 @@
 
 #include "../../guest-stub/virtio_drv.c"
 #include "../../guest-stub/vring_packed_drv.c"
+#include "../../guest-stub/trace.c"      /* gtrace_buf: 0, no timeline */
