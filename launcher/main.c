@@ -6,10 +6,12 @@
  *   lguest-kvm table [options]               reproduce the 2008 table
  *   lguest-kvm receive --bytes SIZE [options] verify a TCP byte stream
  *   lguest-kvm send --connect A:P --bytes SIZE  write that stream
+ *   lguest-kvm trace FILE [--plot OUT.svg]   summarise and draw a run's timeline
  *
  * This file only picks the command; run.c tells the story of one guest,
  * table.c runs many and tabulates them, receive.c and send.c are the two
- * host-side ends of the tcp workload's stream.
+ * host-side ends of the tcp workload's stream, trace_cmd.c reads the
+ * timeline `run --trace` recorded.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "receive.h"
 #include "run.h"
 #include "table.h"
+#include "trace_cmd.h"
 
 static void usage(FILE *f)
 {
@@ -27,6 +30,8 @@ static void usage(FILE *f)
 "       lguest-kvm table [options]               reproduce the 2008 notification table\n"
 "       lguest-kvm receive --bytes SIZE [options] accept one TCP stream, verify every byte\n"
 "       lguest-kvm send --connect ADDR:PORT --bytes SIZE  write that stream (test aid, loopback bench)\n"
+"       lguest-kvm trace FILE [--plot OUT.svg] [--from MS] [--to MS] [--json]\n"
+"                                                summarise and draw the timeline 'run --trace' wrote\n"
 "       lguest-kvm --help | --version\n"
 "\n"
 "'lguest-kvm COMMAND --help' lists a command's options.\n");
@@ -62,6 +67,9 @@ int main(int argc, char **argv)
 		return receive_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "send"))
 		return send_main(argc - 1, argv + 1);
-	fprintf(stderr, "lguest-kvm: unknown command '%s' -- use 'run', 'table', 'receive' or 'send' (see --help)\n", argv[1]);
+	if (!strcmp(argv[1], "trace"))
+		return trace_main(argc - 1, argv + 1);
+	fprintf(stderr, "lguest-kvm: unknown command '%s' -- use 'run', 'table', 'receive', 'send' or 'trace' (see --help)\n",
+		argv[1]);
 	return EXIT_USAGE;
 }

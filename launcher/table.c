@@ -30,6 +30,7 @@
 
 #include "clock.h"
 #include "diag.h"
+#include "gnuplot.h"
 #include "host_kind.h"
 #include "lguest_kvm_abi.h"
 #include "options.h"
@@ -798,12 +799,8 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 	if (t->plot && !strcmp(t->experiment, "indirect") && !t->nicosts)
 		return usage_error("table", "--plot: the indirect experiment plots only its cost sweep (add --indirect-costs)%s",
 				   "");
-	if (t->plot) {
-		const char *ext = strrchr(t->plot, '.');
-
-		if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png")))
-			return usage_error("table", "--plot '%s': give a file name ending in .svg or .png", t->plot);
-	}
+	if (t->plot && !plot_file_name_ok(t->plot))
+		return usage_error("table", "--plot '%s': give a file name ending in .svg or .png", t->plot);
 	return 0;
 }
 

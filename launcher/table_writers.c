@@ -16,10 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "diag.h"
+#include "gnuplot.h"
 #include "host_kind.h"
 #include "stats.h"
 
@@ -518,44 +517,35 @@ static void sweep_plot_script(FILE *g, const struct table *t, const char *data)
 	fprintf(g, "unset multiplot\n");
 }
 
+/* The three drawings, chosen by the experiment, for gnuplot_draw. */
+static bool sweep_plot(const struct table *t)
+{
+	return !strcmp(t->experiment, "indirect") && t->nicosts;
+}
+
+static void table_plot_data(FILE *d, const void *ctx)
+{
+	const struct table *t = ctx;
+
+	(sweep_plot(t) ? sweep_plot_data : !strcmp(t->experiment, "cost") ? cost_plot_data : notify_plot_data)(d, t);
+}
+
+static void table_plot_script(FILE *g, const void *ctx, const char *data)
+{
+	const struct table *t = ctx;
+
+	(sweep_plot(t) ? sweep_plot_script : !strcmp(t->experiment, "cost") ? cost_plot_script
+									   : notify_plot_script)(g, t, data);
+}
+
 int table_write_plot(const struct table *t)
 {
-	bool cost = !strcmp(t->experiment, "cost"), sweep = !strcmp(t->experiment, "indirect") && t->nicosts;
-	const char *ext = strrchr(t->plot, '.');   /* checked by parse_table_options */
-	char data[] = "/tmp/lkvm-plot-XXXXXX";
-	int fd, rc;
-	FILE *d, *g;
+	unsigned height = !strcmp(t->experiment, "cost") ? 1000 : sweep_plot(t) ? 800 * t->nmodels + 100 : 700;
 
 	/* An empty plot would only make gnuplot complain about the data. */
 	if (!any_row_measured(t)) {
 		fprintf(stderr, "lguest-kvm table: --plot %s: no row has data, so no plot was drawn\n", t->plot);
 		return 0;
 	}
-	fd = mkstemp(data);
-	if (fd < 0)
-		return diag_fail("--plot: cannot create a temporary data file: %s", strerror(errno));
-	if (!(d = fdopen(fd, "w"))) {
-		close(fd);
-		unlink(data);
-		return diag_fail("--plot: cannot write a temporary data file");
-	}
-	(sweep ? sweep_plot_data : cost ? cost_plot_data : notify_plot_data)(d, t);
-	fclose(d);
-	g = popen("gnuplot 2>&1", "w");
-	if (!g) {
-		unlink(data);
-		return diag_fail("--plot: cannot start a shell for gnuplot: %s", strerror(errno));
-	}
-	fprintf(g, "set terminal %s size 900,%u font 'sans,11'\nset output '%s'\n",
-		!strcmp(ext, ".svg") ? "svg dynamic" : "pngcairo", cost ? 1000 : sweep ? 800 * t->nmodels + 100 : 700,
-		t->plot);
-	(sweep ? sweep_plot_script : cost ? cost_plot_script : notify_plot_script)(g, t, data);
-	rc = pclose(g);
-	unlink(data);
-	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)   /* the shell's "command not found" */
-		return diag_fail("--plot %s: gnuplot is not installed -- apt-get install gnuplot-nox", t->plot);
-	if (rc != 0)
-		return diag_fail("--plot %s: gnuplot failed (exit %d); its own messages are above", t->plot,
-				 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
-	return 0;
+	return gnuplot_draw(t->plot, 900, height, table_plot_data, table_plot_script, t);
 }

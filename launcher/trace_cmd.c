@@ -1,0 +1,943 @@
+/*
+ * trace_cmd.c -- `lguest-kvm trace FILE`: one run's timeline, both sides of
+ * the ring on one clock, turned into numbers a reader can check and a
+ * picture a reader can look at (docs/trace.md).
+ *
+ *   parse options -> trace_file_read (every byte checked; exit 1, one line,
+ *   if the file is bad) -> the window: --from/--to in ms since the file's
+ *   first event -> one pass over the window's events (summarise) into
+ *   struct summary: counts per type, the samples of four distributions, the
+ *   series over time -> the summary as text, or as one JSON object
+ *   (--json), both from the same struct -> --plot: the same series,
+ *   decimated to pixel columns, drawn by gnuplot (gnuplot.h)
+ *
+ * The checks against the run's counters (the header's stat_* fields) are
+ * always made over the whole file, whatever the window: a window holds
+ * only part of what the counters counted.
+ *
+ * The guest's events are those of the transmit queue (TX_QUEUE), the one
+ * the threshold governs and the counters count; the host records only
+ * that queue's notifies, drains and timer, so its events are all taken.
+ *
+ * Nothing from the file is trusted on the way out either: the header's
+ * strings are made printable before they reach a terminal, a JSON string
+ * or a gnuplot script.
+ */
+#include "trace_cmd.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "gnuplot.h"
+#include "stats.h"
+#include "trace_file.h"
+
+#define TX_QUEUE       1u      /* virtio-net's transmitq (NET_TX in devices/net.h) */
+#define TENTHS         10u     /* the series over time: quantiles per tenth of the window */
+#define HIST_BUCKETS   40u     /* [0,1), [1,2), [2,4), ... [2^38, 2^39) and above */
+#define PLOT_COLUMNS   1500u   /* decimation: at most a few points per pixel column */
+#define PLOT_WIDTH     1200u
+#define PLOT_HEIGHT    950u
+
+struct trace_options {
+	const char *file;
+	const char *plot;
+	double from_ms, to_ms;      /* to_ms < 0: to the end */
+	bool json;
+};
+
+static void trace_usage(FILE *f)
+{
+	fprintf(f,
+"usage: lguest-kvm trace FILE [--plot OUT.svg] [--from MS] [--to MS] [--json]\n"
+"\n"
+"Summarise the timeline 'run --trace FILE' recorded: the file's facts and\n"
+"clock, the events per type, the checks of the traced notifies and timeouts\n"
+"against the run's own counters, histograms of drain sizes, notify intervals,\n"
+"timer lateness and drain durations, and the host's timer length and the\n"
+"guest's threshold over time (docs/trace.md).  Time is in ms since the file's\n"
+"first event.\n"
+"\n"
+"  --plot OUT.svg  also draw the window on one time axis: ring occupancy and\n"
+"                  threshold, the host timer's length, notifies and timeouts\n"
+"                  as marks (gnuplot; .svg or .png)\n"
+"  --from MS       start the window at MS (default: the first event)\n"
+"  --to MS         end it at MS (default: the last event)\n"
+"  --json          the summary as one JSON object on stdout, instead of text\n"
+"  -h, --help      this text\n"
+"\n"
+"The counter checks always cover the whole file.  Exit status: 0 ok; 1 the\n"
+"file is bad (one line saying what), or the plot failed; 2 usage.\n");
+}
+
+/* A time in ms: finite, not negative. */
+static bool parse_ms(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !isfinite(v) || v < 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int trace_parse(struct trace_options *o, int argc, char **argv)
+{
+	enum { O_PLOT = 256, O_FROM, O_TO, O_JSON };
+	static const struct option longopts[] = {
+		{ "plot", required_argument, 0, O_PLOT },
+		{ "from", required_argument, 0, O_FROM },
+		{ "to", required_argument, 0, O_TO },
+		{ "json", no_argument, 0, O_JSON },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->to_ms = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_PLOT:
+			if (!plot_file_name_ok(optarg))
+				return usage_error("trace", "--plot '%s': give a file name ending in .svg or .png", optarg);
+			o->plot = optarg;
+			break;
+		case O_FROM:
+			if (!parse_ms(optarg, &o->from_ms))
+				return usage_error("trace", "--from '%s': give a time in ms since the first event, 0 or more", optarg);
+			break;
+		case O_TO:
+			if (!parse_ms(optarg, &o->to_ms))
+				return usage_error("trace", "--to '%s': give a time in ms since the first event, 0 or more", optarg);
+			break;
+		case O_JSON: o->json = true; break;
+		case 'h': trace_usage(stdout); return -1;
+		default:
+			return usage_error("trace", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return usage_error("trace", "%sgive the trace FILE that 'run --trace FILE' wrote", "");
+	if (optind + 1 < argc)
+		return usage_error("trace", "unexpected argument '%s'", argv[optind + 1]);
+	o->file = argv[optind];
+	if (o->to_ms >= 0 && o->to_ms <= o->from_ms)
+		return usage_error("trace", "--to: the window must end after --from%s", "");
+	return 0;
+}
+
+/* ---- what one pass collects ---- */
+
+/* A growable list of (time, value) samples, in time order. */
+struct series {
+	struct point {
+		double ms, v;
+	} *p;
+	size_t n, cap;
+	bool oom;                   /* a push failed: the summary cannot be trusted */
+};
+
+static void push(struct series *s, double ms, double v)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		struct point *p = realloc(s->p, cap * sizeof(*p));
+
+		if (!p) {
+			s->oom = true;
+			return;
+		}
+		s->p = p;
+		s->cap = cap;
+	}
+	s->p[s->n++] = (struct point){ ms, v };
+}
+
+/* The distributions (histograms) and the series over time, each with its
+ * name in the text and in the JSON. */
+enum { D_DRAIN_SIZE, D_NOTIFY_INTERVAL, D_TIMER_LATENESS, D_DRAIN_TIME, D_COUNT };
+static const struct {
+	const char *key, *title, *unit;
+} dist_info[D_COUNT] = {
+	[D_DRAIN_SIZE] = { "drain_buffers", "drain sizes (drain.a)", "buffers" },
+	[D_NOTIFY_INTERVAL] = { "notify_interval_us", "notify intervals (between host notify events)", "us" },
+	[D_TIMER_LATENESS] = { "timer_lateness_us", "timer lateness (timer_fire - (latest timer_arm + its length))", "us" },
+	[D_DRAIN_TIME] = { "drain_duration_us", "drain durations (drain.b)", "us" },
+};
+
+enum { S_TIMER_US, S_THRESHOLD, S_OCCUPANCY, S_NOTIFY, S_FIRE, S_WAIT, S_COUNT };
+static const struct {
+	const char *key, *title;
+} series_info[S_COUNT] = {
+	[S_TIMER_US] = { "timer_us", "host timer length (timer_arm.a, us)" },
+	[S_THRESHOLD] = { "threshold", "guest threshold (kick.c on the TX queue)" },
+	[S_OCCUPANCY] = { "occupancy", "ring occupancy after a kick (kick.b)" },
+	[S_NOTIFY] = { "notify", "host notify" },
+	[S_FIRE] = { "timer_fire", "timer fire" },
+	[S_WAIT] = { "guest_wait", "guest wait (start ms, end ms)" },
+};
+/* Of those, the ones the summary shows over time. */
+static const unsigned over_time[] = { S_TIMER_US, S_THRESHOLD };
+
+/* The whole-file checks: what the trace counts against what the run's
+ * stats block counted (trace_file_header.stat_*). */
+enum { C_GUEST_NOTIFIES, C_NOTIFY_WAKEUPS, C_TIMEOUTS, C_COUNT };
+static const struct {
+	const char *key, *title;
+} check_info[C_COUNT] = {
+	[C_GUEST_NOTIFIES] = { "guest_notifies", "guest notifies (notified kicks + ring_full) vs guest_tx_notifies" },
+	[C_NOTIFY_WAKEUPS] = { "notify_wakeups", "host notify events vs tx_notify_wakeups" },
+	[C_TIMEOUTS] = { "timeouts", "timer_fire events vs tx_timer_timeouts" },
+};
+
+struct summary {
+	const struct trace_file_header *h;
+	char model[sizeof(((struct trace_file_header *)0)->model)];   /* the header's strings, printable */
+	char policy[sizeof(((struct trace_file_header *)0)->policy)];
+	char layout[sizeof(((struct trace_file_header *)0)->layout)];
+	char guest_note[sizeof(((struct trace_file_header *)0)->guest_note)];
+	uint64_t t0;                /* the first event's stamp: time 0 */
+	double span_ms;             /* the last event's time */
+	double from_ms, to_ms;      /* the window */
+	uint64_t window_events;
+	uint64_t count[LKVM_TR_HOST_LAST + 1];   /* per type, in the window */
+	uint64_t trace_count[C_COUNT], stat_count[C_COUNT];   /* whole file */
+	bool lost;                  /* a ring wrapped or guest events were refused */
+	bool plotting;              /* collect the series only the plot draws */
+	uint64_t fires_without_arm;
+	struct series dist[D_COUNT];
+	struct series s[S_COUNT];
+};
+
+static double ticks_to_us(const struct summary *sm, double ticks)
+{
+	return ticks * 1000.0 / sm->h->tsc_khz;
+}
+
+static double event_ms(const struct summary *sm, uint64_t tsc)
+{
+	return (double)(tsc - sm->t0) / sm->h->tsc_khz;
+}
+
+static void printable(char *out, const char *in, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && in[i]; i++)
+		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
+	out[i] = 0;
+}
+
+static bool tx_event(const struct lkvm_trace_event *e)
+{
+	return trace_event_side(e->type) == 'h' || e->queue == TX_QUEUE;
+}
+
+/* The whole file against the run's counters. */
+static void check_counters(struct summary *sm, const struct lkvm_trace_event *ev, uint64_t n)
+{
+	const struct trace_file_header *h = sm->h;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const struct lkvm_trace_event *e = &ev[i];
+
+		if (!tx_event(e))
+			continue;
+		if ((e->type == LKVM_TR_KICK && (e->d & LKVM_TRF_NOTIFIED)) || e->type == LKVM_TR_RING_FULL)
+			sm->trace_count[C_GUEST_NOTIFIES]++;
+		sm->trace_count[C_NOTIFY_WAKEUPS] += e->type == LKVM_TR_NOTIFY;
+		sm->trace_count[C_TIMEOUTS] += e->type == LKVM_TR_TIMER_FIRE;
+	}
+	sm->stat_count[C_GUEST_NOTIFIES] = h->stat_guest_notifies;
+	sm->stat_count[C_NOTIFY_WAKEUPS] = h->stat_notify_wakeups;
+	sm->stat_count[C_TIMEOUTS] = h->stat_timeouts;
+	sm->lost = h->guest_lost || h->host_lost || h->guest_invalid;
+}
+
+/* One pass over the window's events.  The timer's lateness pairs each
+ * expiry with the latest arm before it (an arm replaces any expiry still
+ * pending -- what timer_cancel records -- so an earlier arm is superseded);
+ * an arm is used by one expiry at most. */
+static void summarise(struct summary *sm, const struct lkvm_trace_event *ev, uint64_t lo, uint64_t hi)
+{
+	const struct lkvm_trace_event *arm = NULL, *wait = NULL;
+	double last_notify = -1;
+
+	for (uint64_t i = lo; i < hi; i++) {
+		const struct lkvm_trace_event *e = &ev[i];
+		double ms = event_ms(sm, e->tsc);
+
+		sm->count[e->type]++;
+		if (!tx_event(e))
+			continue;
+		switch (e->type) {
+		case LKVM_TR_KICK:
+			if (sm->plotting)
+				push(&sm->s[S_OCCUPANCY], ms, e->b);
+			push(&sm->s[S_THRESHOLD], ms, e->c);
+			break;
+		case LKVM_TR_WAIT_START:
+			wait = e;
+			break;
+		case LKVM_TR_WAIT_END:
+			/* a span as (start, end): v holds the end */
+			if (wait && sm->plotting)
+				push(&sm->s[S_WAIT], event_ms(sm, wait->tsc), ms);
+			wait = NULL;
+			break;
+		case LKVM_TR_NOTIFY:
+			if (sm->plotting)
+				push(&sm->s[S_NOTIFY], ms, 1);
+			if (last_notify >= 0)
+				push(&sm->dist[D_NOTIFY_INTERVAL], ms, (ms - last_notify) * 1000);
+			last_notify = ms;
+			break;
+		case LKVM_TR_DRAIN:
+			push(&sm->dist[D_DRAIN_SIZE], ms, e->a);
+			push(&sm->dist[D_DRAIN_TIME], ms, ticks_to_us(sm, e->b));
+			break;
+		case LKVM_TR_TIMER_ARM:
+			push(&sm->s[S_TIMER_US], ms, e->a);
+			arm = e;
+			break;
+		case LKVM_TR_TIMER_FIRE:
+			if (sm->plotting)
+				push(&sm->s[S_FIRE], ms, 1);
+			if (arm)
+				push(&sm->dist[D_TIMER_LATENESS], ms, ticks_to_us(sm, (double)(e->tsc - arm->tsc)) - arm->a);
+			else
+				sm->fires_without_arm++;
+			arm = NULL;
+			break;
+		}
+	}
+}
+
+static bool summary_oom(const struct summary *sm)
+{
+	for (unsigned k = 0; k < D_COUNT; k++)
+		if (sm->dist[k].oom)
+			return true;
+	for (unsigned k = 0; k < S_COUNT; k++)
+		if (sm->s[k].oom)
+			return true;
+	return false;
+}
+
+static void summary_free(struct summary *sm)
+{
+	for (unsigned k = 0; k < D_COUNT; k++)
+		free(sm->dist[k].p);
+	for (unsigned k = 0; k < S_COUNT; k++)
+		free(sm->s[k].p);
+}
+
+/* ---- numbers from the samples ---- */
+
+/* The values of points [lo, hi), sorted, for quantiles. */
+struct sorted {
+	double *v;
+	size_t n;
+	double sum;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool sort_values(const struct point *p, size_t n, struct sorted *out)
+{
+	out->n = n;
+	out->sum = 0;
+	out->v = malloc((n ? n : 1) * sizeof(double));
+	if (!out->v)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		out->v[i] = p[i].v;
+		out->sum += p[i].v;
+	}
+	qsort(out->v, n, sizeof(double), cmp_double);
+	return true;
+}
+
+/* Nearest rank; only for n > 0. */
+static double quantile(const struct sorted *s, double q)
+{
+	return s->v[(size_t)(q * (double)(s->n - 1) + 0.5)];
+}
+
+static const double dist_q[] = { 0.5, 0.9, 0.99 };
+static const char *const dist_q_key[] = { "p50", "p90", "p99" };
+static const double time_q[] = { 0.1, 0.5, 0.9 };
+static const char *const time_q_key[] = { "p10", "p50", "p90" };
+#define NQ 3
+
+/* Log2 buckets: 0 holds [0, 1), k >= 1 holds [2^(k-1), 2^k); the last one
+ * also everything above.  Negative values (a timer that fired before its
+ * deadline) are counted apart. */
+struct histogram {
+	uint64_t bucket[HIST_BUCKETS];
+	uint64_t negative;
+	unsigned first, last;       /* the non-empty range; first > last if none */
+};
+
+static void histogram_of(const struct sorted *s, struct histogram *hg)
+{
+	memset(hg, 0, sizeof(*hg));
+	hg->first = HIST_BUCKETS;
+	for (size_t i = 0; i < s->n; i++) {
+		double v = s->v[i];
+		unsigned k = 0;
+
+		if (v < 0) {
+			hg->negative++;
+			continue;
+		}
+		while (k + 1 < HIST_BUCKETS && v >= ldexp(1, (int)k))
+			k++;
+		hg->bucket[k]++;
+		hg->first = k < hg->first ? k : hg->first;
+		hg->last = k > hg->last ? k : hg->last;
+	}
+}
+
+static double bucket_low(unsigned k)
+{
+	return k ? ldexp(1, (int)k - 1) : 0;
+}
+
+/* The tenth `t` of the window: its time range and the index range of the
+ * series' points inside it. */
+static void tenth(const struct summary *sm, const struct series *s, unsigned t, double *from, double *to, size_t *lo,
+		  size_t *hi)
+{
+	double w = (sm->to_ms - sm->from_ms) / TENTHS;
+
+	*from = sm->from_ms + w * t;
+	*to = t + 1 == TENTHS ? sm->to_ms : sm->from_ms + w * (t + 1);
+	for (*lo = 0; *lo < s->n && s->p[*lo].ms < *from; ++*lo)
+		;
+	for (*hi = *lo; *hi < s->n && (s->p[*hi].ms < *to || (t + 1 == TENTHS && s->p[*hi].ms <= *to)); ++*hi)
+		;
+}
+
+/* ---- the summary as text ---- */
+
+static const char *clock_name(uint32_t clock)
+{
+	return clock == TRACE_CLOCK_SHARED ? "shared" : clock == TRACE_CLOCK_CORRECTED ? "corrected" : "unknown";
+}
+
+static void clock_sentence(const struct summary *sm, char *buf, size_t size)
+{
+	const struct trace_file_header *h = sm->h;
+	double window_ns = ticks_to_us(sm, (double)h->sync_window) * 1000;
+
+	if (h->clock == TRACE_CLOCK_SHARED)
+		snprintf(buf, size, "shared TSC (the host's stamp of the sync fell inside the guest's %.0f ns window)",
+			 window_ns);
+	else if (h->clock == TRACE_CLOCK_CORRECTED)
+		snprintf(buf, size, "corrected: the guest's stamps moved by %lld ticks (%.3f us); sync window %.0f ns",
+			 (long long)h->guest_tsc_offset, ticks_to_us(sm, (double)h->guest_tsc_offset), window_ns);
+	else
+		snprintf(buf, size, "unknown: no sync (no guest buffer); the guest's stamps, if any, unmoved");
+}
+
+static void print_facts(const struct summary *sm, const struct trace_options *o)
+{
+	const struct trace_file_header *h = sm->h;
+	char clock[200];
+
+	clock_sentence(sm, clock, sizeof(clock));
+	printf("trace %s: model %s, policy %s, layout %s\n", o->file, sm->model, sm->policy, sm->layout);
+	printf("  tsc %u kHz; clock: %s\n", h->tsc_khz, clock);
+	printf("  events %llu (guest %llu, host %llu) over %.3f ms\n", (unsigned long long)h->events,
+	       (unsigned long long)h->guest_events, (unsigned long long)(h->events - h->guest_events), sm->span_ms);
+	printf("  lost: guest %llu, host %llu; guest events refused as invalid: %llu\n",
+	       (unsigned long long)h->guest_lost, (unsigned long long)h->host_lost, (unsigned long long)h->guest_invalid);
+	if (h->guest_lost)
+		printf("  WARNING: the guest's trace ring wrapped: its oldest %llu events are missing\n",
+		       (unsigned long long)h->guest_lost);
+	if (h->host_lost)
+		printf("  WARNING: the host's trace ring wrapped: its oldest %llu events are missing\n",
+		       (unsigned long long)h->host_lost);
+	if (h->guest_invalid)
+		printf("  WARNING: %llu guest events were refused (unknown type)\n", (unsigned long long)h->guest_invalid);
+	if (sm->guest_note[0])
+		printf("  guest note: %s\n", sm->guest_note);
+	printf("  window %.3f - %.3f ms: %llu events\n", sm->from_ms, sm->to_ms, (unsigned long long)sm->window_events);
+}
+
+static void print_counts(const struct summary *sm)
+{
+	printf("\nevents per type in the window:\n");
+	for (uint16_t t = 1; t <= LKVM_TR_HOST_LAST; t++)
+		if (trace_event_side(t))
+			printf("  %-16s %c %12llu\n", trace_event_name(t), trace_event_side(t),
+			       (unsigned long long)sm->count[t]);
+}
+
+static void print_checks(const struct summary *sm)
+{
+	printf("\nchecks against the run's counters (whole file)%s:\n",
+	       sm->lost ? " -- NOT MEANINGFUL: events were lost or refused" : "");
+	for (unsigned k = 0; k < C_COUNT; k++) {
+		long long diff = (long long)(sm->trace_count[k] - sm->stat_count[k]);
+
+		printf("  %-68s trace %llu, stats %llu: ", check_info[k].title, (unsigned long long)sm->trace_count[k],
+		       (unsigned long long)sm->stat_count[k]);
+		if (diff)
+			printf("differ by %+lld\n", diff);
+		else
+			printf("match\n");
+	}
+	printf("  (the host counted %llu notifies, tx_queue_notifies; threaded: kicks merged into wakeups)\n",
+	       (unsigned long long)sm->h->stat_host_notifies);
+}
+
+static void print_distribution(const struct summary *sm, unsigned d)
+{
+	const struct series *s = &sm->dist[d];
+	struct histogram hg;
+	struct sorted v;
+	uint64_t top = 0;
+
+	printf("\n%s, %s: ", dist_info[d].title, dist_info[d].unit);
+	if (!s->n) {
+		printf("none in the window\n");
+		return;
+	}
+	if (!sort_values(s->p, s->n, &v)) {
+		printf("out of memory\n");
+		return;
+	}
+	printf("%zu, min %.4g, mean %.4g", v.n, v.v[0], v.sum / (double)v.n);
+	for (unsigned q = 0; q < NQ; q++)
+		printf(", %s %.4g", dist_q_key[q], quantile(&v, dist_q[q]));
+	printf(", max %.4g\n", v.v[v.n - 1]);
+	if (d == D_TIMER_LATENESS && sm->fires_without_arm)
+		printf("  (%llu fires had no arm before them in the window)\n", (unsigned long long)sm->fires_without_arm);
+	histogram_of(&v, &hg);
+	for (unsigned k = 0; k < HIST_BUCKETS; k++)
+		top = hg.bucket[k] > top ? hg.bucket[k] : top;
+	top = hg.negative > top ? hg.negative : top;
+	if (hg.negative)
+		printf("  %24s %12llu %.*s\n", "< 0", (unsigned long long)hg.negative, (int)(hg.negative * 50 / top),
+		       "##################################################");
+	for (unsigned k = hg.first; k <= hg.last && k < HIST_BUCKETS; k++) {
+		char range[40];
+
+		if (k + 1 == HIST_BUCKETS)
+			snprintf(range, sizeof(range), ">= %.0f", bucket_low(k));
+		else
+			snprintf(range, sizeof(range), "[%.0f, %.0f)", bucket_low(k), bucket_low(k + 1));
+		printf("  %24s %12llu %.*s\n", range, (unsigned long long)hg.bucket[k], (int)(hg.bucket[k] * 50 / top),
+		       "##################################################");
+	}
+	free(v.v);
+}
+
+static void print_over_time(const struct summary *sm, unsigned si)
+{
+	const struct series *s = &sm->s[si];
+
+	printf("\n%s over time, per tenth of the window:\n", series_info[si].title);
+	if (!s->n) {
+		printf("  none in the window\n");
+		return;
+	}
+	printf("  %10s %10s %10s %10s", "from_ms", "to_ms", "n", "min");
+	for (unsigned q = 0; q < NQ; q++)
+		printf(" %10s", time_q_key[q]);
+	printf(" %10s\n", "max");
+	for (unsigned t = 0; t < TENTHS; t++) {
+		double from, to;
+		size_t lo, hi;
+		struct sorted v;
+
+		tenth(sm, s, t, &from, &to, &lo, &hi);
+		printf("  %10.3f %10.3f %10zu", from, to, hi - lo);
+		if (hi == lo || !sort_values(s->p + lo, hi - lo, &v)) {
+			printf(" %10s\n", "-");
+			continue;
+		}
+		printf(" %10.4g", v.v[0]);
+		for (unsigned q = 0; q < NQ; q++)
+			printf(" %10.4g", quantile(&v, time_q[q]));
+		printf(" %10.4g\n", v.v[v.n - 1]);
+		free(v.v);
+	}
+}
+
+static void print_text(const struct summary *sm, const struct trace_options *o)
+{
+	print_facts(sm, o);
+	print_counts(sm);
+	print_checks(sm);
+	for (unsigned d = 0; d < D_COUNT; d++)
+		print_distribution(sm, d);
+	for (unsigned k = 0; k < sizeof(over_time) / sizeof(over_time[0]); k++)
+		print_over_time(sm, over_time[k]);
+}
+
+/* ---- the same summary as JSON ---- */
+
+static void json_number(double v)
+{
+	if (isfinite(v))
+		printf("%.9g", v);
+	else
+		printf("null");
+}
+
+static void json_distribution(const struct summary *sm, unsigned d)
+{
+	const struct series *s = &sm->dist[d];
+	struct histogram hg;
+	struct sorted v;
+
+	printf("%s\n    \"%s\": {\"unit\": \"%s\", \"n\": %zu", d ? "," : "", dist_info[d].key, dist_info[d].unit, s->n);
+	if (!s->n || !sort_values(s->p, s->n, &v)) {
+		printf("}");
+		return;
+	}
+	printf(", \"min\": ");
+	json_number(v.v[0]);
+	printf(", \"mean\": ");
+	json_number(v.sum / (double)v.n);
+	for (unsigned q = 0; q < NQ; q++) {
+		printf(", \"%s\": ", dist_q_key[q]);
+		json_number(quantile(&v, dist_q[q]));
+	}
+	printf(", \"max\": ");
+	json_number(v.v[v.n - 1]);
+	histogram_of(&v, &hg);
+	printf(",\n      \"negative\": %llu, \"log2_buckets\": [", (unsigned long long)hg.negative);
+	for (unsigned k = hg.first, first = 1; k <= hg.last && k < HIST_BUCKETS; k++, first = 0) {
+		printf("%s{\"from\": %.0f, ", first ? "" : ", ", bucket_low(k));
+		if (k + 1 == HIST_BUCKETS)
+			printf("\"to\": null");
+		else
+			printf("\"to\": %.0f", bucket_low(k + 1));
+		printf(", \"count\": %llu}", (unsigned long long)hg.bucket[k]);
+	}
+	printf("]");
+	if (d == D_TIMER_LATENESS)
+		printf(", \"fires_without_arm\": %llu", (unsigned long long)sm->fires_without_arm);
+	printf("}");
+	free(v.v);
+}
+
+static void json_over_time(const struct summary *sm, unsigned si, bool first)
+{
+	const struct series *s = &sm->s[si];
+
+	printf("%s\n    \"%s\": [", first ? "" : ",", series_info[si].key);
+	for (unsigned t = 0; t < TENTHS; t++) {
+		double from, to;
+		size_t lo, hi;
+		struct sorted v;
+
+		tenth(sm, s, t, &from, &to, &lo, &hi);
+		printf("%s\n      {\"from_ms\": %.6f, \"to_ms\": %.6f, \"n\": %zu", t ? "," : "", from, to, hi - lo);
+		if (hi > lo && sort_values(s->p + lo, hi - lo, &v)) {
+			printf(", \"min\": ");
+			json_number(v.v[0]);
+			for (unsigned q = 0; q < NQ; q++) {
+				printf(", \"%s\": ", time_q_key[q]);
+				json_number(quantile(&v, time_q[q]));
+			}
+			printf(", \"max\": ");
+			json_number(v.v[v.n - 1]);
+			free(v.v);
+		}
+		printf("}");
+	}
+	printf("]");
+}
+
+static void print_json(const struct summary *sm, const struct trace_options *o)
+{
+	const struct trace_file_header *h = sm->h;
+	char clock[200];
+
+	clock_sentence(sm, clock, sizeof(clock));
+	printf("{\n  \"file\": ");
+	json_write_string(stdout, o->file);
+	printf(",\n  \"model\": ");
+	json_write_string(stdout, sm->model);
+	printf(", \"policy\": ");
+	json_write_string(stdout, sm->policy);
+	printf(", \"layout\": ");
+	json_write_string(stdout, sm->layout);
+	printf(",\n  \"tsc_khz\": %u, \"clock\": \"%s\", \"clock_note\": ", h->tsc_khz, clock_name(h->clock));
+	json_write_string(stdout, clock);
+	printf(", \"guest_tsc_offset\": %lld, \"sync_window_ns\": ", (long long)h->guest_tsc_offset);
+	json_number(ticks_to_us(sm, (double)h->sync_window) * 1000);
+	printf(",\n  \"events\": %llu, \"guest_events\": %llu, \"host_events\": %llu, \"span_ms\": ",
+	       (unsigned long long)h->events, (unsigned long long)h->guest_events,
+	       (unsigned long long)(h->events - h->guest_events));
+	json_number(sm->span_ms);
+	printf(",\n  \"guest_lost\": %llu, \"host_lost\": %llu, \"guest_invalid\": %llu, \"guest_note\": ",
+	       (unsigned long long)h->guest_lost, (unsigned long long)h->host_lost, (unsigned long long)h->guest_invalid);
+	json_write_string(stdout, sm->guest_note);
+	printf(",\n  \"window\": {\"from_ms\": %.6f, \"to_ms\": %.6f, \"events\": %llu},\n  \"counts\": {", sm->from_ms,
+	       sm->to_ms, (unsigned long long)sm->window_events);
+	for (uint16_t t = 1, first = 1; t <= LKVM_TR_HOST_LAST; t++)
+		if (trace_event_side(t)) {
+			printf("%s\"%s\": %llu", first ? "" : ", ", trace_event_name(t), (unsigned long long)sm->count[t]);
+			first = 0;
+		}
+	printf("},\n  \"checks\": {\"whole_file\": true, \"meaningful\": %s", sm->lost ? "false" : "true");
+	for (unsigned k = 0; k < C_COUNT; k++)
+		printf(",\n    \"%s\": {\"trace\": %llu, \"stats\": %llu, \"match\": %s}", check_info[k].key,
+		       (unsigned long long)sm->trace_count[k], (unsigned long long)sm->stat_count[k],
+		       sm->trace_count[k] == sm->stat_count[k] ? "true" : "false");
+	printf(",\n    \"stat_host_notifies\": %llu},\n  \"histograms\": {", (unsigned long long)h->stat_host_notifies);
+	for (unsigned d = 0; d < D_COUNT; d++)
+		json_distribution(sm, d);
+	printf("},\n  \"over_time\": {");
+	for (unsigned k = 0; k < sizeof(over_time) / sizeof(over_time[0]); k++)
+		json_over_time(sm, over_time[k], !k);
+	printf("}\n}\n");
+}
+
+/* ---- the plot ---- */
+
+/* Decimation to PLOT_COLUMNS columns over the window, so that a run of
+ * millions of events still makes an SVG of a few MB: a line keeps each
+ * column's lowest and highest value (drawn in the order they came, it looks
+ * like the full line at this width); marks keep one per column that has
+ * any; wait spans closer than a column merge.  An empty block gets one
+ * undefined point, so that gnuplot draws nothing rather than failing. */
+static double column_ms(const struct summary *sm)
+{
+	return (sm->to_ms - sm->from_ms) / PLOT_COLUMNS;
+}
+
+static unsigned column_of(const struct summary *sm, double ms)
+{
+	double c = (ms - sm->from_ms) / column_ms(sm);
+
+	return c <= 0 ? 0 : c >= PLOT_COLUMNS - 1 ? PLOT_COLUMNS - 1 : (unsigned)c;
+}
+
+static double column_mid(const struct summary *sm, unsigned c)
+{
+	return sm->from_ms + (c + 0.5) * column_ms(sm);
+}
+
+static void plot_line(FILE *d, const struct summary *sm, const struct series *s)
+{
+	size_t i = 0;
+
+	while (i < s->n) {
+		unsigned c = column_of(sm, s->p[i].ms);
+		double lo = s->p[i].v, hi = lo, first = lo, last = lo;
+
+		for (i++; i < s->n && column_of(sm, s->p[i].ms) == c; i++) {
+			last = s->p[i].v;
+			lo = last < lo ? last : lo;
+			hi = last > hi ? last : hi;
+		}
+		fprintf(d, "%.6f %.9g\n", column_mid(sm, c), first <= last ? lo : hi);
+		if (lo != hi)
+			fprintf(d, "%.6f %.9g\n", column_mid(sm, c), first <= last ? hi : lo);
+	}
+	if (!s->n)
+		fprintf(d, "NaN NaN\n");
+	fprintf(d, "\n\n");
+}
+
+/* A mark per column with events, as a vector across row `row`. */
+static void plot_marks(FILE *d, const struct summary *sm, const struct series *s, unsigned row)
+{
+	unsigned last = PLOT_COLUMNS;
+
+	for (size_t i = 0; i < s->n; i++) {
+		unsigned c = column_of(sm, s->p[i].ms);
+
+		if (c != last)
+			fprintf(d, "%.6f %.2f 0 0.7\n", column_mid(sm, c), row - 0.35);
+		last = c;
+	}
+	if (!s->n)
+		fprintf(d, "NaN NaN NaN NaN\n");
+	fprintf(d, "\n\n");
+}
+
+/* Wait spans (p.ms start, p.v end) on row `row`, merged when closer than
+ * a column, at least a column wide so that a short one shows. */
+static void plot_spans(FILE *d, const struct summary *sm, const struct series *s, unsigned row)
+{
+	double w = column_ms(sm);
+	size_t i = 0;
+
+	while (i < s->n) {
+		double from = s->p[i].ms, to = s->p[i].v;
+
+		for (i++; i < s->n && s->p[i].ms - to < w; i++)
+			to = s->p[i].v > to ? s->p[i].v : to;
+		fprintf(d, "%.6f %u %.6f 0\n", from, row, to - from > w ? to - from : w);
+	}
+	if (!s->n)
+		fprintf(d, "NaN NaN NaN NaN\n");
+	fprintf(d, "\n\n");
+}
+
+/* Blocks, in the order the script's `index` numbers name them. */
+enum { B_OCCUPANCY, B_THRESHOLD, B_TIMER, B_NOTIFY, B_FIRE, B_WAIT };
+
+static void trace_plot_data(FILE *d, const void *ctx)
+{
+	const struct summary *sm = ctx;
+
+	plot_line(d, sm, &sm->s[S_OCCUPANCY]);
+	plot_line(d, sm, &sm->s[S_THRESHOLD]);
+	plot_line(d, sm, &sm->s[S_TIMER_US]);
+	plot_marks(d, sm, &sm->s[S_NOTIFY], 0);
+	plot_marks(d, sm, &sm->s[S_FIRE], 1);
+	plot_spans(d, sm, &sm->s[S_WAIT], 2);
+}
+
+/* The figure's three panels, top to bottom, and what each draws: the
+ * block its data is in, the series it came from (an empty one is left
+ * out: gnuplot refuses a panel with no valid point), and its style. */
+static const struct panel {
+	const char *setup;          /* axis labels and ranges */
+	struct {
+		unsigned block, series;
+		const char *style;
+	} item[3];
+	unsigned n;
+} panels[] = {
+	{ "set ylabel 'buffers'\nset yrange [0:*]\n",
+	  { { B_OCCUPANCY, S_OCCUPANCY, "using 1:2 with lines lw 1 lc rgb '#1f77b4' title 'ring occupancy (kick.b)'" },
+	    { B_THRESHOLD, S_THRESHOLD, "using 1:2 with steps lw 2 lc rgb '#d62728' title 'threshold (kick.c)'" } },
+	  2 },
+	{ "set ylabel 'us'\nset yrange [0:*]\n",
+	  { { B_TIMER, S_TIMER_US, "using 1:2 with steps lw 2 lc rgb '#2ca02c' title 'timer length (timer_arm.a)'" } },
+	  1 },
+	{ "set ylabel ''\nset yrange [-0.6:2.6]\nset ytics ('notify' 0, 'timeout' 1, 'guest wait' 2)\n"
+	  "set xlabel 'ms since the first event'\n",
+	  { { B_NOTIFY, S_NOTIFY, "using 1:2:3:4 with vectors nohead lc rgb '#1f77b4' title 'host notify'" },
+	    { B_FIRE, S_FIRE, "using 1:2:3:4 with vectors nohead lc rgb '#d62728' title 'timer fire'" },
+	    { B_WAIT, S_WAIT, "using 1:2:3:4 with vectors nohead lw 6 lc rgb '#7f7f7f' title 'guest wait'" } },
+	  3 },
+};
+
+static void plot_panel(FILE *g, const struct summary *sm, const struct panel *p, const char *data)
+{
+	bool any = false;
+
+	fprintf(g, "%splot ", p->setup);
+	for (unsigned i = 0; i < p->n; i++)
+		if (sm->s[p->item[i].series].n) {
+			fprintf(g, "%s'%s' index %u %s", any ? ", " : "", data, p->item[i].block, p->item[i].style);
+			any = true;
+		}
+	/* nothing in the window: an empty frame on a fixed axis */
+	fputs(any ? "\n" : "[:] [0:1] NaN notitle\n", g);
+}
+
+static void trace_plot_script(FILE *g, const void *ctx, const char *data)
+{
+	const struct summary *sm = ctx;
+	char line[300], clock[200];
+
+	/* One x range and the same left and right margins on every panel:
+	 * one shared time axis.  No enhanced text: a key's '_' is meant
+	 * literally.  The title's two lines hold the header's strings, so
+	 * each is a quoted string (gnuplot.h), joined by a double-quoted
+	 * line break. */
+	fprintf(g, "set termoption noenhanced\nset datafile missing 'NaN'\nset grid\nset key outside right top\n"
+		   "set lmargin at screen 0.08\nset rmargin at screen 0.76\nset xrange [%.6f:%.6f]\n"
+		   "set multiplot layout 3,1 title ",
+		sm->from_ms, sm->to_ms);
+	snprintf(line, sizeof(line), "lguest-kvm trace: model %s, policy %s, layout %s", sm->model, sm->policy,
+		 sm->layout);
+	gnuplot_write_string(g, line);
+	clock_sentence(sm, clock, sizeof(clock));
+	snprintf(line, sizeof(line), "clock: %s", clock);
+	fprintf(g, ".\"\\n\".");
+	gnuplot_write_string(g, line);
+	fprintf(g, "\n");
+	for (unsigned p = 0; p < sizeof(panels) / sizeof(panels[0]); p++)
+		plot_panel(g, sm, &panels[p], data);
+	fprintf(g, "unset multiplot\n");
+}
+
+/* ---- the command ---- */
+
+/* The window's first event and the one after its last. */
+static void window_range(const struct summary *sm, const struct lkvm_trace_event *ev, uint64_t n, uint64_t *lo,
+			 uint64_t *hi)
+{
+	for (*lo = 0; *lo < n && event_ms(sm, ev[*lo].tsc) < sm->from_ms; ++*lo)
+		;
+	for (*hi = *lo; *hi < n && event_ms(sm, ev[*hi].tsc) <= sm->to_ms; ++*hi)
+		;
+}
+
+int trace_main(int argc, char **argv)
+{
+	struct trace_options o;
+	struct trace_file_header h;
+	struct lkvm_trace_event *ev;
+	struct summary sm;
+	uint64_t n, lo, hi;
+	int rc;
+
+	rc = trace_parse(&o, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (trace_file_read(o.file, &h, &ev, &n)) {
+		diag_print();
+		return EXIT_ERROR;
+	}
+	memset(&sm, 0, sizeof(sm));
+	sm.h = &h;
+	sm.plotting = o.plot != NULL;
+	printable(sm.model, h.model, sizeof(sm.model));
+	printable(sm.policy, h.policy, sizeof(sm.policy));
+	printable(sm.layout, h.layout, sizeof(sm.layout));
+	printable(sm.guest_note, h.guest_note, sizeof(sm.guest_note));
+	sm.t0 = n ? ev[0].tsc : 0;
+	sm.span_ms = n ? event_ms(&sm, ev[n - 1].tsc) : 0;
+	sm.from_ms = o.from_ms;
+	sm.to_ms = o.to_ms >= 0 ? o.to_ms : sm.span_ms > o.from_ms ? sm.span_ms : o.from_ms + 1;
+	window_range(&sm, ev, n, &lo, &hi);
+	sm.window_events = hi - lo;
+	check_counters(&sm, ev, n);
+	summarise(&sm, ev, lo, hi);
+	free(ev);
+	rc = 0;
+	if (summary_oom(&sm)) {
+		diag_fail("%s: out of memory for the summary of %llu events", o.file, (unsigned long long)n);
+		rc = EXIT_ERROR;
+	} else {
+		(o.json ? print_json : print_text)(&sm, &o);
+		fflush(stdout);
+		if (o.plot && !sm.window_events)
+			fprintf(stderr, "lguest-kvm trace: --plot %s: no events in the window, so no plot was drawn\n", o.plot);
+		else if (o.plot && gnuplot_draw(o.plot, PLOT_WIDTH, PLOT_HEIGHT, trace_plot_data, trace_plot_script, &sm))
+			rc = EXIT_ERROR;
+	}
+	if (rc)
+		diag_print();
+	summary_free(&sm);
+	return rc;
+}
