@@ -52,6 +52,19 @@ out_of() { cat "$TMP/$1.out"; }
 # json_get FILE KEY : one value from a --stats-json file
 json_get() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
+# trace_json FILE EXPR : evaluate the Python expression EXPR over `lguest-kvm
+# trace FILE --json` (as j) and print it
+trace_json() {
+	"$LKVM" trace "$1" --json 2>/dev/null |
+		python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
+}
+# trace_agrees FILE : the timeline's counts equal the run's stats (nothing
+# lost, every check a match) and the two clocks were put on one
+trace_agrees() {
+	[ "$(trace_json "$1" 'j["checks"]["meaningful"] and all(c["match"] for k, c in j["checks"].items()
+		if isinstance(c, dict)) and j["clock"] in ("shared", "corrected") and j["guest_events"] > 0')" = True ]
+}
+
 finish() {
 	echo "$PASS passed, $FAIL failed"
 	[ "$FAIL" -eq 0 ]

@@ -231,4 +231,30 @@ check "table --experiment indirect --plot without a sweep: refused" refused_tabl
 name_pattern="thread only"
 check "table --experiment cost --model threaded: refused" refused_table costvm --experiment cost --model threaded
 
+# The timeline (run --trace, docs/trace.md): its counts are the stats', the
+# clock is one (the guest is a host thread), and a plot comes out.
+for layout in split packed; do
+	run_lkvm "trace-$layout" run --model thread --bytes 16M --layout "$layout" --quiet \
+		--stats-json "$TMP/trace-$layout.json" --trace "$TMP/trace-$layout.bin"
+	check "traced ($layout): the run is as untraced ones" raw_ok "trace-$layout"
+	check "traced ($layout): its notify and timeout counts are the stats'" trace_agrees "$TMP/trace-$layout.bin"
+done
+check "traced: the clock is shared, as it must be on one host" \
+	[ "$(trace_json "$TMP/trace-split.bin" 'j["clock"]')" = shared ]
+check "trace --plot draws the run" \
+	sh -c '"$1" trace "$2" --plot "$3" >/dev/null && grep -q "<svg" "$3"' _ "$LKVM" "$TMP/trace-split.bin" "$TMP/t.svg"
+run_lkvm trace-small run --model thread --bytes 16M --quiet --trace-events 64 --trace "$TMP/trace-small.bin"
+check "a ring too small: the run goes on, and the file says how many were lost" \
+	[ "$(rc_of trace-small)" = 0 ] && [ "$(trace_json "$TMP/trace-small.bin" 'j["guest_lost"] > 0 and j["guest_events"] == 64')" = True ]
+run_lkvm trace-odd run --model thread --trace-events 1000 --trace "$TMP/x.bin"
+check "--trace-events not a power of two: refused with one line" \
+	[ "$(rc_of trace-odd):$(err_of trace-odd | wc -l)" = 2:1 ]
+run_lkvm trace-dir table --model thread --rows 10,dynamic --repeat 2 --bytes 4M --trace-dir "$TMP/traces"
+traces_agree() {
+	local f
+	[ "$(rc_of trace-dir)" = 0 ] && [ "$(ls "$1" | wc -l)" = 2 ] || return 1
+	for f in "$1"/*.bin; do trace_agrees "$f" || return 1; done
+}
+check "table --trace-dir: one trace per row (its first run), each agreeing with its run" traces_agree "$TMP/traces"
+
 finish
