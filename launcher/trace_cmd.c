@@ -165,11 +165,13 @@ static void push(struct series *s, double ms, double v)
 
 /* The distributions (histograms) and the series over time, each with its
  * name in the text and in the JSON. */
-enum { D_DRAIN_SIZE, D_NOTIFY_INTERVAL, D_TIMER_LATENESS, D_DRAIN_TIME, D_COUNT };
+enum { D_DRAIN_SIZE, D_TIMER_DRAIN_SIZE, D_NOTIFY_INTERVAL, D_TIMER_LATENESS, D_DRAIN_TIME, D_COUNT };
 static const struct {
 	const char *key, *title, *unit;
 } dist_info[D_COUNT] = {
 	[D_DRAIN_SIZE] = { "drain_buffers", "drain sizes (drain.a)", "buffers" },
+	[D_TIMER_DRAIN_SIZE] = { "timer_drain_buffers", "an expiry's drain sizes (the first drain after each timer_fire)",
+				 "buffers" },
 	[D_NOTIFY_INTERVAL] = { "notify_interval_us", "notify intervals (between host notify events)", "us" },
 	[D_TIMER_LATENESS] = { "timer_lateness_us", "timer lateness (timer_fire - (latest timer_arm + its length))", "us" },
 	[D_DRAIN_TIME] = { "drain_duration_us", "drain durations (drain.b)", "us" },
@@ -215,6 +217,9 @@ struct summary {
 	bool lost;                  /* a ring wrapped or guest events were refused */
 	bool plotting;              /* collect the series only the plot draws */
 	uint64_t fires_without_arm;
+	/* 2008's adaptive rule's input: each expiry's drain against the one
+	 * before (+10 us when it found fewer buffers, -1 us otherwise) */
+	uint64_t expiries_compared, expiries_fewer;
 	struct series dist[D_COUNT];
 	struct series s[S_COUNT];
 };
@@ -272,6 +277,8 @@ static void summarise(struct summary *sm, const struct lkvm_trace_event *ev, uin
 {
 	const struct lkvm_trace_event *arm = NULL, *wait = NULL;
 	double last_notify = -1;
+	bool after_fire = false;    /* the next drain is an expiry's */
+	int64_t last_expiry_drain = -1;
 
 	for (uint64_t i = lo; i < hi; i++) {
 		const struct lkvm_trace_event *e = &ev[i];
@@ -305,6 +312,15 @@ static void summarise(struct summary *sm, const struct lkvm_trace_event *ev, uin
 		case LKVM_TR_DRAIN:
 			push(&sm->dist[D_DRAIN_SIZE], ms, e->a);
 			push(&sm->dist[D_DRAIN_TIME], ms, ticks_to_us(sm, e->b));
+			if (after_fire && e->c == LKVM_TRC_TIMER) {
+				push(&sm->dist[D_TIMER_DRAIN_SIZE], ms, e->a);
+				if (last_expiry_drain >= 0) {
+					sm->expiries_compared++;
+					sm->expiries_fewer += e->a < last_expiry_drain;
+				}
+				last_expiry_drain = e->a;
+			}
+			after_fire = false;
 			break;
 		case LKVM_TR_TIMER_ARM:
 			push(&sm->s[S_TIMER_US], ms, e->a);
@@ -318,6 +334,7 @@ static void summarise(struct summary *sm, const struct lkvm_trace_event *ev, uin
 			else
 				sm->fires_without_arm++;
 			arm = NULL;
+			after_fire = true;
 			break;
 		}
 	}
@@ -508,6 +525,14 @@ static void print_checks(const struct summary *sm)
 	       (unsigned long long)sm->h->stat_host_notifies);
 }
 
+/* What 2008's rule makes of the expiries' drains, per expiry, in us. */
+static double adaptive_drift_us(const struct summary *sm)
+{
+	uint64_t k = sm->expiries_fewer, n = sm->expiries_compared;
+
+	return n ? (10.0 * (double)k - (double)(n - k)) / (double)n : 0;
+}
+
 static void print_distribution(const struct summary *sm, unsigned d)
 {
 	const struct series *s = &sm->dist[d];
@@ -530,6 +555,11 @@ static void print_distribution(const struct summary *sm, unsigned d)
 	printf(", max %.4g\n", v.v[v.n - 1]);
 	if (d == D_TIMER_LATENESS && sm->fires_without_arm)
 		printf("  (%llu fires had no arm before them in the window)\n", (unsigned long long)sm->fires_without_arm);
+	if (d == D_TIMER_DRAIN_SIZE && sm->expiries_compared)
+		printf("  fewer than the expiry before: %llu of %llu (%.0f%%) -- 2008's adaptive rule adds 10 us for each\n"
+		       "  and takes 1 us off for the rest: %+.2f us per expiry\n",
+		       (unsigned long long)sm->expiries_fewer, (unsigned long long)sm->expiries_compared,
+		       100.0 * (double)sm->expiries_fewer / (double)sm->expiries_compared, adaptive_drift_us(sm));
 	histogram_of(&v, &hg);
 	for (unsigned k = 0; k < HIST_BUCKETS; k++)
 		top = hg.bucket[k] > top ? hg.bucket[k] : top;
@@ -706,7 +736,11 @@ static void print_json(const struct summary *sm, const struct trace_options *o)
 		printf(",\n    \"%s\": {\"trace\": %llu, \"stats\": %llu, \"match\": %s}", check_info[k].key,
 		       (unsigned long long)sm->trace_count[k], (unsigned long long)sm->stat_count[k],
 		       sm->trace_count[k] == sm->stat_count[k] ? "true" : "false");
-	printf(",\n    \"stat_host_notifies\": %llu},\n  \"histograms\": {", (unsigned long long)h->stat_host_notifies);
+	printf(",\n    \"stat_host_notifies\": %llu},\n  \"adaptive_rule\": {\"expiries_compared\": %llu, "
+	       "\"expiries_fewer\": %llu, \"drift_us_per_expiry\": ", (unsigned long long)h->stat_host_notifies,
+	       (unsigned long long)sm->expiries_compared, (unsigned long long)sm->expiries_fewer);
+	json_number(adaptive_drift_us(sm));
+	printf("},\n  \"histograms\": {");
 	for (unsigned d = 0; d < D_COUNT; d++)
 		json_distribution(sm, d);
 	printf("},\n  \"over_time\": {");
