@@ -52,6 +52,21 @@ out_of() { cat "$TMP/$1.out"; }
 # json_get FILE KEY : one value from a --stats-json file
 json_get() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
+# start_receiver BYTES [SECONDS] : `lguest-kvm receive` in the background on
+# a free loopback port, verifying BYTES, giving up after SECONDS (default
+# 30, scaled) without data; sets RX_PID and RX_PORT (empty if it did not
+# come up).  Its output goes to $TMP/rx.{out,err}, its status to $TMP/rx.rc.
+start_receiver() {
+	local limit=${2:-30}
+	rm -f "$TMP/rx.ready"
+	( timeout -s KILL "$(scaled $((limit * 4)))" "$LKVM" receive --listen 127.0.0.1:0 --bytes "$1" \
+		--ready "$TMP/rx.ready" --timeout "$(scaled "$limit")" </dev/null >"$TMP/rx.out" 2>"$TMP/rx.err"
+	  echo $? >"$TMP/rx.rc" ) &
+	RX_PID=$!
+	for _ in $(seq "$(scaled 200)"); do [ -s "$TMP/rx.ready" ] && break; sleep 0.05; done
+	RX_PORT=$(cut -d: -f2 "$TMP/rx.ready" 2>/dev/null)
+}
+
 # trace_json FILE EXPR : evaluate the Python expression EXPR over `lguest-kvm
 # trace FILE --json` (as j) and print it
 trace_json() {

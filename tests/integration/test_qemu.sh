@@ -125,14 +125,9 @@ check "raw-words: event-idx; every hlt ended by an interrupt on the first IOAPIC
 
 # ---- tcp over QEMU's user-mode networking to `lguest-kvm receive` ----
 TCP_BYTES=$((16 << 20))
-rm -f "$TMP/rx.ready"
-( timeout -s KILL "$(scaled 180)" "$LKVM" receive --listen 127.0.0.1:0 --bytes $TCP_BYTES --ready "$TMP/rx.ready" \
-	--timeout "$(scaled 60)" </dev/null >"$TMP/rx.out" 2>"$TMP/rx.err"; echo $? >"$TMP/rx.rc" ) &
-RX_PID=$!
-for _ in $(seq $(scaled 200)); do [ -s "$TMP/rx.ready" ] && break; sleep 0.05; done
-PORT=$(cut -d: -f2 "$TMP/rx.ready" 2>/dev/null)
+start_receiver $TCP_BYTES 60
 # No lkvm.tsc_khz: the stub measures its TSC against the local APIC timer.
-qemu_run tcp microvm "lkvm.workload=tcp lkvm.bytes=$TCP_BYTES lkvm.wait=halt lkvm.ip=10.0.2.15 lkvm.peer=10.0.2.2:${PORT:-1}" \
+qemu_run tcp microvm "lkvm.workload=tcp lkvm.bytes=$TCP_BYTES lkvm.wait=halt lkvm.ip=10.0.2.15 lkvm.peer=10.0.2.2:${RX_PORT:-1}" \
 	"${MODERN[@]}" "${NET[@]}"
 wait $RX_PID
 check "tcp: the receiver verified $TCP_BYTES bytes ($(cat "$TMP/rx.out" "$TMP/rx.err"))" [ "$(cat "$TMP/rx.rc")" = 0 ]

@@ -33,13 +33,8 @@ run_lkvm raw run --bytes 1M --quiet --stats-json "$TMP/raw.json"
 check "raw over the sink: exit 0" [ "$(rc_of raw)" = 0 ]
 check "raw: the text block and the JSON have the same keys" keys_of raw
 
-rm -f "$TMP/rx.ready"
-( timeout -s KILL "$(scaled 120)" "$LKVM" receive --listen 127.0.0.1:0 --bytes 1M --ready "$TMP/rx.ready" \
-	--timeout "$(scaled 30)" </dev/null >"$TMP/rx.out" 2>"$TMP/rx.err" ) &
-RX_PID=$!
-for _ in $(seq "$(scaled 200)"); do [ -s "$TMP/rx.ready" ] && break; sleep 0.05; done
-RX_ADDR=$(cat "$TMP/rx.ready" 2>/dev/null)
-run_lkvm tcp run --workload tcp --net user --peer "10.0.2.2:${RX_ADDR##*:}" --bytes 1M --quiet \
+start_receiver 1M
+run_lkvm tcp run --workload tcp --net user --peer "10.0.2.2:${RX_PORT:-1}" --bytes 1M --quiet \
 	--stats-json "$TMP/tcp.json"
 wait $RX_PID
 check "tcp over user: exit 0" [ "$(rc_of tcp)" = 0 ]

@@ -26,13 +26,8 @@ run_lkvm raw-packed run --model lguest --layout packed --policy static:20 --byte
 check "lguest, packed ring: traced, and the counts agree" trace_agrees "$TMP/raw-packed.bin"
 
 # tcp sleeps in hlt: waits and interrupts on both sides.
-rm -f "$TMP/rx.ready"
-( timeout -s KILL "$(scaled 120)" "$LKVM" receive --listen 127.0.0.1:0 --bytes 2M --ready "$TMP/rx.ready" \
-	--timeout "$(scaled 30)" </dev/null >"$TMP/rx.out" 2>"$TMP/rx.err" ) &
-RX_PID=$!
-for _ in $(seq "$(scaled 200)"); do [ -s "$TMP/rx.ready" ] && break; sleep 0.05; done
-RX_ADDR=$(cat "$TMP/rx.ready" 2>/dev/null)
-run_lkvm tcp run --workload tcp --net user --peer "10.0.2.2:${RX_ADDR##*:}" --bytes 2M --quiet --trace "$TMP/tcp.bin"
+start_receiver 2M
+run_lkvm tcp run --workload tcp --net user --peer "10.0.2.2:${RX_PORT:-1}" --bytes 2M --quiet --trace "$TMP/tcp.bin"
 wait $RX_PID
 check "tcp over user, traced: exit 0, the receiver verified the stream" [ "$(rc_of tcp)" = 0 ]
 check "tcp: the counts agree" trace_agrees "$TMP/tcp.bin"
