@@ -599,12 +599,11 @@ int net_open_fds(struct net *net)
 	if (net->timer_fd < 0 || net->stop_efd < 0)
 		return diag_fail("net: timerfd/eventfd: %s", strerror(errno));
 	if (net->cfg.model == NET_MODEL_THREADED) {
-		/* Notifies and interrupts bypass the vCPU thread: the VMM makes
-		 * a QueueNotify write of NET_TX signal the first, and the second
-		 * raise the line. */
+		/* Notifies bypass the vCPU thread: the VMM makes a QueueNotify
+		 * write of NET_TX signal this eventfd.  (Interrupts do too: the
+		 * device thread sets the line's level through the host.) */
 		net->mmio.notify_fd[NET_TX] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		net->mmio.irqfd = eventfd(0, EFD_CLOEXEC);
-		if (net->mmio.notify_fd[NET_TX] < 0 || net->mmio.irqfd < 0)
+		if (net->mmio.notify_fd[NET_TX] < 0)
 			return diag_fail("net: eventfd: %s", strerror(errno));
 	} else {
 		net->waker_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -663,8 +662,7 @@ void net_stop(struct net *net)
 
 void net_close(struct net *net)
 {
-	int *fds[] = { &net->mmio.notify_fd[NET_TX], &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->mmio.irqfd,
-		       &net->waker_efd };
+	int *fds[] = { &net->mmio.notify_fd[NET_TX], &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->waker_efd };
 
 	if (net->be_ops->close)
 		net->be_ops->close(net->be);

@@ -7,8 +7,8 @@
  * finds work (docs/architecture.md, "The path of one notify").  Two execution models:
  * lguest (notifies are MMIO exits handled on the vCPU thread, timer expiries
  * kick the vCPU out through device_host.kick_vcpu) and threaded (a kick
- * eventfd and an irqfd that the launcher routes through KVM, a device
- * thread).
+ * eventfd that the launcher routes through KVM, a device thread that
+ * drains and drives the interrupt line itself).
  *
  * The receive side (net_rx.c) carries the tcp workload's ACKs: frames from
  * the tap (read by the device thread, or by the vCPU thread after the waker
@@ -131,8 +131,8 @@ void net_init(struct net *net, const struct device_host *host, unsigned index, c
 /* Open the backend's host side (tap device, slirp) while still privileged. */
 int net_open_backend(struct net *net);
 /* The timer and the eventfds.  Threaded model: also the TX kick
- * (mmio.notify_fd[1]) and the interrupt (mmio.irqfd), which the VMM routes
- * before the guest runs (launcher/wiring.c). */
+ * (mmio.notify_fd[1]), which the VMM routes before the guest runs
+ * (launcher/wiring.c). */
 int net_open_fds(struct net *net);
 /* After net_open_fds: the device thread (threaded) or the waker (lguest),
  * and libslirp's poll thread. */

@@ -14,6 +14,13 @@
  * a configuration-change interrupt -- every time, so a driver cannot ride
  * on past the first refusal unseen.  What a device sees (its queues, the
  * negotiated features) therefore only ever comes out of a clean sequence.
+ *
+ * The interrupt line is InterruptStatus != 0 (virtio 1.2, 4.2.3.4), as
+ * QEMU's virtio-mmio holds it: asserted by the first event, held through
+ * any more, released when an InterruptACK (or a reset) clears the last bit.
+ * A guest that routes it edge-triggered, as the stub does, sees one edge
+ * per assertion, so it must acknowledge before it sleeps; one that routes
+ * it level-triggered is interrupted again after its EOI until it does.
  */
 #include "virtio_mmio.h"
 
@@ -22,7 +29,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lguest_kvm_abi.h"
 
@@ -38,7 +44,6 @@ void virtio_mmio_init(struct virtio_mmio_dev *dev, const struct virtio_dev_ops *
 	dev->host = host;
 	dev->base = LKVM_MMIO_BASE + index * LKVM_MMIO_SIZE;
 	dev->gsi = LKVM_IRQ_BASE + index;
-	dev->irqfd = -1;
 	for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
 		dev->notify_fd[q] = -1;
 	/* Every device runs on either ring layout (virtqueue.c picks it per
@@ -58,22 +63,37 @@ bool virtio_mmio_has_feature(const struct virtio_mmio_dev *dev, unsigned bit)
 	return dev->driver_features & (1ull << bit);
 }
 
-static void raise_interrupt(struct virtio_mmio_dev *dev, uint32_t why)
+/* The host hears of the line only when it changes.  Every change of
+ * InterruptStatus is made under dev->lock (register writes take it, and
+ * every device path that signals holds it), so these calls reach the host
+ * in the order of the changes: a lower can never overtake the raise before
+ * it and leave the line high over an InterruptStatus of 0, where the next
+ * event would make no edge. */
+static void set_line(struct virtio_mmio_dev *dev, bool level)
 {
-	__atomic_fetch_or(&dev->interrupt_status, why, __ATOMIC_SEQ_CST);
-	__atomic_fetch_add(&dev->interrupts, 1, __ATOMIC_RELAXED);
-	if (dev->irqfd >= 0) {
-		uint64_t one = 1;
-		ssize_t n = write(dev->irqfd, &one, sizeof(one));
-		(void)n; /* only fails if the counter would overflow: the irq is pending anyway */
-	} else if (dev->host->raise_irq) {
-		dev->host->raise_irq(dev->host->ctx, dev->gsi);
-	}
+	if (level)
+		__atomic_fetch_add(&dev->interrupts, 1, __ATOMIC_RELAXED);
+	if (dev->host->set_irq_line)
+		dev->host->set_irq_line(dev->host->ctx, dev->gsi, level);
+}
+
+static void interrupt_status_set(struct virtio_mmio_dev *dev, uint32_t why)
+{
+	if (!__atomic_fetch_or(&dev->interrupt_status, why, __ATOMIC_SEQ_CST))
+		set_line(dev, true);
+}
+
+static void interrupt_status_clear(struct virtio_mmio_dev *dev, uint32_t bits)
+{
+	uint32_t old = __atomic_fetch_and(&dev->interrupt_status, ~bits, __ATOMIC_SEQ_CST);
+
+	if (old && !(old & ~bits))
+		set_line(dev, false);
 }
 
 void virtio_mmio_signal_used(struct virtio_mmio_dev *dev)
 {
-	raise_interrupt(dev, VIRTIO_MMIO_INT_VRING);
+	interrupt_status_set(dev, VIRTIO_MMIO_INT_VRING);
 }
 
 void virtio_mmio_config_copy(void *data, uint32_t len, uint32_t off, const void *cfg, uint32_t size)
@@ -93,7 +113,7 @@ static void enter_needs_reset(struct virtio_mmio_dev *dev, const char *why)
 		memcpy(dev->error, dev->last_error, sizeof(dev->error));
 	dev->needs_reset = true;
 	__atomic_fetch_or(&dev->status, VIRTIO_CONFIG_S_NEEDS_RESET, __ATOMIC_SEQ_CST);
-	raise_interrupt(dev, VIRTIO_MMIO_INT_CONFIG);
+	interrupt_status_set(dev, VIRTIO_MMIO_INT_CONFIG);
 }
 
 void virtio_mmio_fail(struct virtio_mmio_dev *dev, const char *why)
@@ -166,7 +186,7 @@ static void reset_device(struct virtio_mmio_dev *dev)
 	dev->features_unoffered = 0;
 	dev->features_unoffered_high = false;
 	dev->needs_reset = false;
-	__atomic_store_n(&dev->interrupt_status, 0, __ATOMIC_SEQ_CST);
+	interrupt_status_clear(dev, ~0u);
 	__atomic_store_n(&dev->status, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -341,7 +361,7 @@ static void reg_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t value)
 			dev->ops->queue_notify(dev, value);
 		break;
 	case VIRTIO_MMIO_INTERRUPT_ACK:
-		__atomic_fetch_and(&dev->interrupt_status, ~value, __ATOMIC_SEQ_CST);
+		interrupt_status_clear(dev, value);
 		break;
 	case VIRTIO_MMIO_STATUS: status_write(dev, value); break;
 	default: break;

@@ -8,9 +8,11 @@
  *
  * Toward the VMM the transport exposes what it needs routed: its MMIO window
  * (base, LKVM_MMIO_SIZE), its interrupt line (gsi), and per device the
- * eventfds that stand for a queue's notify (notify_fd[]) and for the line
- * (irqfd).  The launcher registers those with KVM (launcher/wiring.c); the
- * transport itself only ever writes irqfd or calls device_host.raise_irq.
+ * eventfds that stand for a queue's notify (notify_fd[]), which the
+ * launcher registers with KVM (launcher/wiring.c).  The line itself is a
+ * level, as virtio 1.2 4.2.3.4 has it: asserted while InterruptStatus is
+ * not 0.  The transport owns InterruptStatus, so it alone drives the line,
+ * through device_host.set_irq_line, at each 0 <-> non-zero change.
  */
 #ifndef VIRTIO_MMIO_H
 #define VIRTIO_MMIO_H
@@ -44,17 +46,17 @@ struct virtio_mmio_dev {
 	unsigned gsi;
 	/* Eventfds the device created for the VMM to route; -1: not routed.
 	 * notify_fd[q] is signalled by a QueueNotify write of q (instead of an
-	 * MMIO exit), irqfd raises gsi (instead of host->raise_irq). */
+	 * MMIO exit). */
 	int notify_fd[VIRTIO_MMIO_MAX_QUEUES];
-	int irqfd;
 	uint64_t host_features;
 	uint64_t driver_features;   /* accepted AND offered: all that takes effect */
 	uint64_t features_unoffered;  /* accepted but not offered: refuses FEATURES_OK */
 	bool features_unoffered_high; /* a bit above 63 accepted (none is offered) */
 	uint32_t status;
 	uint32_t device_features_sel, driver_features_sel, queue_sel;
-	uint32_t interrupt_status;  /* atomic: raised by device threads */
-	uint64_t interrupts;        /* interrupts injected */
+	/* Changed only under `lock` (the line follows it); read without it. */
+	uint32_t interrupt_status;
+	uint64_t interrupts;        /* times the line was asserted (0 -> non-zero) */
 	struct vq vqs[VIRTIO_MMIO_MAX_QUEUES];
 	char error[256];            /* why DEVICE_NEEDS_RESET was first set */
 	char last_error[256];       /* why it was set most recently */
@@ -78,7 +80,9 @@ void virtio_mmio_access(struct virtio_mmio_dev *dev, uint64_t off, uint8_t *data
 bool virtio_mmio_has_feature(const struct virtio_mmio_dev *dev, unsigned bit);
 /* Config reads: the bytes of `cfg` at [off, off+len), zeros beyond it. */
 void virtio_mmio_config_copy(void *data, uint32_t len, uint32_t off, const void *cfg, uint32_t size);
-/* Used buffers are ready: set the interrupt status bit and raise the line. */
+/* Used buffers are ready: set the interrupt status bit, which asserts the
+ * line unless it already is (an earlier event the driver has not yet
+ * acknowledged).  Caller holds dev->lock, as for virtio_mmio_fail. */
 void virtio_mmio_signal_used(struct virtio_mmio_dev *dev);
 /* The guest broke a ring: DEVICE_NEEDS_RESET, config-change interrupt, one
  * remembered error line (see vq->error).  Once per needs-reset period: a

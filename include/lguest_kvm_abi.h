@@ -147,7 +147,8 @@ enum lkvm_trace_type {
 	LKVM_TR_TIMER_ARM,     /* a: length in us */
 	LKVM_TR_TIMER_FIRE,    /* an expiry the state machine saw (a tx_timer_timeout) */
 	LKVM_TR_TIMER_CANCEL,  /* an arm replaced an expiry still pending */
-	LKVM_TR_IRQ_RAISE,     /* the device interrupted the guest */
+	LKVM_TR_IRQ_RAISE,     /* the device signalled used buffers: an InterruptStatus event
+				* (the line rises only if it was low, virtio 1.2 4.2.3.4) */
 	LKVM_TR_SYNC,          /* the host took the guest's LKVM_PORT_TRACE write */
 	LKVM_TR_HOST_LAST = LKVM_TR_SYNC,
 };

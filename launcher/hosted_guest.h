@@ -16,8 +16,9 @@
  *           MMIO exits reach them, except that a QueueNotify of a queue
  *           with a notify eventfd writes that eventfd, as KVM's ioeventfd
  *           does; a port write goes where a VM's I/O exit goes
- *           (run_port_out); virt_to_phys as "offset into guest RAM"; the halt
- *           service as a sleep on the device's interrupt eventfd
+ *           (run_port_out); virt_to_phys as "offset into guest RAM"; the
+ *           halt service as a sleep on the eventfd that each rise of a
+ *           device's interrupt line writes (run_thread.c)
  *
  * Every MMIO access, port write and halt is where a guest in a VM would exit, so
  * each one costs --exit-cost-ns of spinning first (ringtest's

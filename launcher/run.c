@@ -122,11 +122,23 @@ static int setup_run(struct run_state *rs, FILE **json, pthread_t *sig_thread)
 	return sandbox_lock_down(&sb, &rs->sandbox);
 }
 
+/* The end of every run that got past lkvm_run's start, after net_stop and
+ * console_close: no thread is left to touch a device, a line or guest RAM. */
+static void release_run(struct run_state *rs)
+{
+	net_close(&rs->net);
+	if (rs->o->no_vm)
+		release_thread_guest();
+	vm_destroy(&rs->vm);
+	trace_ring_free(&rs->trace);
+}
+
 int lkvm_run(const struct run_options *o)
 {
 	static struct run_state rs;
 	struct sigaction kick = { .sa_handler = on_kick_signal };
 	struct stats st = { .n = 0 };
+	const struct device_host *host;
 	pthread_t sig_thread;
 	FILE *json = NULL;
 	sigset_t block;
@@ -154,8 +166,9 @@ int lkvm_run(const struct run_options *o)
 	pthread_sigmask(SIG_BLOCK, &block, NULL);
 
 	wiring_init(&rs.wiring, &rs.vm, rs.vcpu_thread);
-	console_init(&rs.con, &rs.wiring.host, 0, o->quiet ? -1 : STDOUT_FILENO);
-	net_init(&rs.net, &rs.wiring.host, 1, &o->net);
+	host = o->no_vm ? thread_device_host(&rs) : &rs.wiring.host;
+	console_init(&rs.con, host, 0, o->quiet ? -1 : STDOUT_FILENO);
+	net_init(&rs.net, host, 1, &o->net);
 	if (setup_run(&rs, &json, &sig_thread) < 0) {
 		console_close(&rs.con);
 		diag_print();
@@ -163,10 +176,8 @@ int lkvm_run(const struct run_options *o)
 			fclose(json);
 		if (rs.trace_file)
 			fclose(rs.trace_file);
-		trace_ring_free(&rs.trace);
 		net_stop(&rs.net);
-		net_close(&rs.net);
-		vm_destroy(&rs.vm);
+		release_run(&rs);
 		return EXIT_ERROR;
 	}
 	if (o->max_seconds)
@@ -195,8 +206,6 @@ int lkvm_run(const struct run_options *o)
 		if (!code)
 			code = EXIT_ERROR;
 	}
-	trace_ring_free(&rs.trace);
-	net_close(&rs.net);
-	vm_destroy(&rs.vm);
+	release_run(&rs);
 	return code;
 }

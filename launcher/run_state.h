@@ -80,9 +80,15 @@ int build_guest(struct run_state *rs);
 /* The stub's command line for a run: its devices and parameters.  -1 with
  * diag set if it does not fit. */
 int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size_t size);
+/* run_thread.c, --model thread: the host its devices get, before they are
+ * initialised; their interrupt lines wake the hosted guest's halt. */
+const struct device_host *thread_device_host(struct run_state *rs);
 /* 1. run_thread.c, --model thread: guest RAM, the backend, the command
- * line; no VM.  -1 with diag set. */
+ * line, the halt's eventfd; no VM.  -1 with diag set. */
 int build_thread_guest(struct run_state *rs);
+/* After net_stop (no device thread left to raise a line): close the
+ * halt's eventfd. */
+void release_thread_guest(void);
 
 /* 4. run_vcpu.c.  Let the kick signal through only inside KVM_RUN; -1 with
  * diag set. */

@@ -13,9 +13,14 @@
  * addresses -> a notify is mmio_write32(QueueNotify), here an eventfd write
  * as KVM's ioeventfd would make -> the device thread pops, verifies and
  * completes the chain through the same bounds-checked guest memory -> with
- * --wait halt, its interrupt eventfd wakes halt_until_irq.  When the
- * workload returns, its report is copied as the vCPU loop copies the
+ * --wait halt, the rise of its interrupt line wakes halt_until_irq.  When
+ * the workload returns, its report is copied as the vCPU loop copies the
  * report port's.
+ *
+ * The devices' interrupt lines end here instead of in an IOAPIC
+ * (thread_device_host): each rise is one write of an eventfd that the halt
+ * sleeps on, as the stub's edge-triggered routes make one interrupt of it
+ * in a VM.
  *
  * What stands in for an exit costs --exit-cost-ns of spinning: every MMIO
  * access and every halt, the places a guest in a VM leaves it.
@@ -28,6 +33,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +54,8 @@ static struct {
 	uint64_t exit_cost_ticks;
 	jmp_buf exit_jmp;
 	int exit_status;
+	struct device_host host;    /* the devices': the wiring's, but for the line */
+	int irq_efd;                /* one count per rise of a device's line */
 } hosted;
 
 struct lkvm_guest_report guest_report;
@@ -195,20 +203,55 @@ void cpu_relax(void)
 	__builtin_ia32_pause();
 }
 
-/* Sleep on the net device's interrupt eventfd.  The kick signal, unblocked
- * on this thread for the run, interrupts the read for a stop. */
+/* Sleep until a device's line has risen since the last wake-up.  The kick
+ * signal, unblocked on this thread for the run, interrupts the read for a
+ * stop. */
 void halt_until_irq(uint64_t seen)
 {
-	int irqfd = hosted.rs->net.mmio.irqfd;
 	uint64_t n;
 
 	if (irq_seq != seen)
 		return;
 	pay_exit();
-	while (read(irqfd, &n, sizeof(n)) != sizeof(n))
+	while (read(hosted.irq_efd, &n, sizeof(n)) != sizeof(n))
 		if (errno != EINTR || stop_requested())
 			guest_exit(-1);
 	irq_seq++;
+}
+
+/* ---- the devices' interrupt lines ---- */
+
+/* A rise is what an edge-triggered route turns into an interrupt; a fall
+ * has nothing to tell a guest that sleeps on edges.  Whichever device's
+ * line rose, the halt wakes, as the stub's one interrupt stub does not ask
+ * which vector fired either.  The write fails only with 2^64 - 2 rises
+ * unread, when a wake-up is pending anyway. */
+static void hosted_set_irq_line(void *ctx, unsigned gsi, bool level)
+{
+	uint64_t one = 1;
+
+	(void)ctx;
+	(void)gsi;
+	if (level)
+		(void)!write(hosted.irq_efd, &one, sizeof(one));
+}
+
+const struct device_host *thread_device_host(struct run_state *rs)
+{
+	hosted.rs = rs;
+	hosted.irq_efd = -1;
+	/* Guest RAM and the kick as the wiring has them (the kick needs no
+	 * VM); the line goes to the halt's eventfd, which needs no ctx. */
+	hosted.host = rs->wiring.host;
+	hosted.host.set_irq_line = hosted_set_irq_line;
+	return &hosted.host;
+}
+
+void release_thread_guest(void)
+{
+	if (hosted.irq_efd >= 0)
+		close(hosted.irq_efd);
+	hosted.irq_efd = -1;
 }
 
 /* ---- step 1: RAM, backend, command line ---- */
@@ -218,8 +261,10 @@ int build_thread_guest(struct run_state *rs)
 	int rc;
 	unsigned tsc_khz;
 
-	hosted.rs = rs;
 	hosted.heap_next = HOSTED_HEAP_START;
+	hosted.irq_efd = eventfd(0, EFD_CLOEXEC);
+	if (hosted.irq_efd < 0)
+		return diag_fail("eventfd for the thread model's interrupt line: %s", strerror(errno));
 	rc = gmem_map(&rs->vm.mem, rs->o->mem);
 	if (rc < 0)
 		return diag_fail("cannot allocate %llu MiB of guest RAM: %s -- lower --mem",

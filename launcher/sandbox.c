@@ -276,7 +276,7 @@ static void add_common_rules(struct filter *f, const struct sandbox_config *cfg)
 		return;
 	allow_ioctl(f, cfg->vcpu_fd, KVM_RUN);
 	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_REGS);          /* crash reports */
-	allow_ioctl(f, cfg->vm_fd, KVM_IRQ_LINE);             /* console; net in the lguest model */
+	allow_ioctl(f, cfg->vm_fd, KVM_IRQ_LINE);             /* both devices' lines, from any thread */
 	allow_ioctl(f, cfg->vm_fd, KVM_SIGNAL_MSI);           /* vm_kick_vcpu */
 }
 

@@ -27,7 +27,6 @@ static const struct {
 	{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
 	{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
 	{ KVM_CAP_IOEVENTFD, "KVM_CAP_IOEVENTFD" },
-	{ KVM_CAP_IRQFD, "KVM_CAP_IRQFD" },
 	{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
 	{ KVM_CAP_SIGNAL_MSI, "KVM_CAP_SIGNAL_MSI" },
 };
@@ -200,25 +199,11 @@ int vm_add_ioeventfd(struct vm *vm, uint64_t gpa, uint32_t value, int efd)
 	return 0;
 }
 
-int vm_add_irqfd(struct vm *vm, unsigned gsi, int efd)
+int vm_set_irq_line(struct vm *vm, unsigned gsi, bool level)
 {
-	struct kvm_irqfd irqfd = { .fd = efd, .gsi = gsi };
+	struct kvm_irq_level line = { .irq = gsi, .level = level };
 
-	if (ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0)
-		return diag_fail("KVM_IRQFD for GSI %u: %s", gsi, strerror(errno));
-	return 0;
-}
-
-int vm_pulse_irq(struct vm *vm, unsigned gsi)
-{
-	struct kvm_irq_level level = { .irq = gsi, .level = 1 };
-
-	if (vm->vm_fd < 0)   /* --model thread: no VM, no line */
-		return -1;
-	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &level) < 0)
-		return -1;
-	level.level = 0;
-	return ioctl(vm->vm_fd, KVM_IRQ_LINE, &level);
+	return ioctl(vm->vm_fd, KVM_IRQ_LINE, &line);
 }
 
 void vm_kick_vcpu(struct vm *vm, pthread_t vcpu_thread)

@@ -7,6 +7,7 @@
 
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "guest_mem.h"
@@ -42,10 +43,9 @@ void vm_kick_vcpu(struct vm *vm, pthread_t vcpu_thread);
 
 /* A write of `value` (4 bytes) to `gpa` signals `efd` without leaving the guest. */
 int vm_add_ioeventfd(struct vm *vm, uint64_t gpa, uint32_t value, int efd);
-/* Writing 1 to `efd` raises edge-triggered IOAPIC line `gsi`. */
-int vm_add_irqfd(struct vm *vm, unsigned gsi, int efd);
-/* Pulse IOAPIC line `gsi` (devices without an irqfd: the console, and net
- * in the lguest model). */
-int vm_pulse_irq(struct vm *vm, unsigned gsi);
+/* Hold IOAPIC line `gsi` at `level` until the next call.  A guest that
+ * routed the pin edge-triggered takes one interrupt per change 0 -> 1; one
+ * that routed it level-triggered, one more after every EOI while it is 1. */
+int vm_set_irq_line(struct vm *vm, unsigned gsi, bool level);
 
 #endif

@@ -2,11 +2,11 @@
  * wiring.h -- the launcher's half of the device boundary.
  *
  * Devices know nothing of KVM (devices/device_host.h).  Here the launcher
- * gives them their host -- guest RAM, an interrupt line, a vCPU kick, all
- * backed by the VM -- and, once a device has created the eventfds it wants
- * routed, registers them with KVM: a QueueNotify write signals the kick
- * eventfd (ioeventfd), a write to the interrupt eventfd raises the line
- * (irqfd).  Firecracker's VMM installs its devices' eventfds the same way.
+ * gives them their host -- guest RAM, an interrupt line held at a level
+ * (KVM_IRQ_LINE), a vCPU kick, all backed by the VM -- and, once a device
+ * has created the eventfds it wants routed, registers them with KVM: a
+ * QueueNotify write signals the kick eventfd (ioeventfd).  Firecracker's
+ * VMM installs its devices' eventfds the same way.
  */
 #ifndef WIRING_H
 #define WIRING_H
@@ -26,7 +26,7 @@ struct wiring {
 /* Point the devices' host at `vm`; callable before vm_create (RAM is only
  * looked at once a queue is enabled). */
 void wiring_init(struct wiring *w, struct vm *vm, pthread_t vcpu_thread);
-/* Register `dev`'s notify_fd[] and irqfd with KVM.  Before the guest runs
+/* Register `dev`'s notify_fd[] with KVM.  Before the guest runs
  * and before the sandbox forbids the ioctls.  -1 with the reason in diag. */
 int wiring_register(struct wiring *w, const struct virtio_mmio_dev *dev);
 

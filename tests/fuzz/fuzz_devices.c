@@ -36,10 +36,11 @@
  * counters never go backwards; a broken queue stays broken and
  * NEEDS_RESET stays set until a reset, which clears everything; a broken
  * queue always comes with NEEDS_RESET, and every new error with a
- * configuration-change interrupt; a ready queue lies in RAM, has a valid
- * size, has the layout the features say and exists only after
+ * configuration-change bit and the line high; a ready queue lies in RAM,
+ * has a valid size, has the layout the features say and exists only after
  * FEATURES_OK; every popped chain was returned (packed: nothing in flight);
- * every interrupt counted reached the line (an eventfd); every transmitted
+ * each line is high exactly while InterruptStatus is not 0, its host hears
+ * only changes, and every interrupt counted is one rise; every transmitted
  * chain is accounted for by the backend; what the tap received matches
  * what the device says it wrote, with a zero header unless offloads were
  * negotiated.  ASan and the guard pages around guest RAM catch accesses
@@ -59,7 +60,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,6 +70,7 @@
 #include <linux/virtio_ring.h>
 
 #include "corpus_replay.h"
+#include "../unit/irq_line_log.h"
 #include "console.h"
 #include "lguest_kvm_abi.h"
 #include "lkvm_frame.h"
@@ -123,14 +124,15 @@ static const uint16_t regs[] = {
 #define NREGS (sizeof(regs) / sizeof(regs[0]))
 
 static struct guest_mem gm;
-/* The devices' view of their host: RAM, and no KVM.  Interrupts go to the
- * irq_line eventfds, so raise_irq is never needed. */
-static struct device_host host = { .mem = &gm };
+/* The devices' view of their host: RAM, and no KVM.  Their interrupt
+ * lines are a log (irq_line_log.h), checked against InterruptStatus after
+ * every step. */
+static struct irq_line_log lines;
+static struct device_host host;
 static struct console *con;     /* large (chain scratch): heap */
 static struct net *net;
 static int tap_pair[2] = { -1, -1 };  /* [0] is the device's "tap", [1] the network */
 static int console_out = -1;    /* /dev/null: output must never block */
-static int irq_line[2] = { -1, -1 };  /* eventfds: console, net */
 static uint64_t tx_seq;          /* the next sequence number the sink expects from us */
 static uint8_t scratch[HDR + LKVM_FRAME_MAX + 2];
 
@@ -268,8 +270,11 @@ static void check_dev(unsigned which, const struct dev_snap *before, bool was_re
 	CHECK(d->interrupts >= before->interrupts);
 	CHECK(d->needs_reset == !!(status & VIRTIO_CONFIG_S_NEEDS_RESET));
 	CHECK(!(d->driver_features & ~d->host_features));
+	/* The line is InterruptStatus != 0 (virtio 1.2, 4.2.3.4), and the host
+	 * was told of changes only. */
+	CHECK(lines.level[d->gsi] == (d->interrupt_status != 0) && !lines.repeats && !lines.bad_gsi);
 	if (d->errors > before->errors)
-		CHECK((d->interrupt_status & VIRTIO_MMIO_INT_CONFIG) && d->interrupts > before->interrupts);
+		CHECK((d->interrupt_status & VIRTIO_MMIO_INT_CONFIG) && lines.level[d->gsi]);
 	if (was_reset) {
 		CHECK(status == 0 && !d->needs_reset && !d->driver_features && !d->interrupt_status);
 	} else {
@@ -752,9 +757,8 @@ static void setup_once(void)
 	con = calloc(1, sizeof(*con));
 	net = calloc(1, sizeof(*net));
 	console_out = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	irq_line[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	irq_line[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!con || !net || console_out < 0 || irq_line[0] < 0 || irq_line[1] < 0 || gmem_map(&gm, RAM) < 0 ||
+	host = irq_line_log_host(&gm, &lines);
+	if (!con || !net || console_out < 0 || gmem_map(&gm, RAM) < 0 ||
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, tap_pair) < 0) {
 		perror("fuzz_devices: setup");
 		abort();
@@ -764,13 +768,10 @@ static void setup_once(void)
 /* Nothing may carry over from one input to the next. */
 static void drain_host_side(void)
 {
-	uint64_t n;
-
 	while (recv(tap_pair[0], scratch, sizeof(scratch), MSG_DONTWAIT) >= 0)
 		;
 	drain_tap(false);
-	for (unsigned i = 0; i < 2; i++)
-		(void)!read(irq_line[i], &n, sizeof(n));
+	irq_line_log_clear(&lines);   /* fresh devices: both lines low */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -798,9 +799,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(gm.host, 0, RAM);
 	tx_seq = 0;
 	console_init(con, &host, 0, console_out);
-	con->mmio.irqfd = irq_line[0];
 	net_init(net, &host, 1, &cfg);
-	net->mmio.irqfd = irq_line[1];
 	if (head & 128)
 		net->tx_weight_chains = 2;   /* budgets end drains early: continuations */
 	if (cfg.backend == NET_BACKEND_TAP)
@@ -813,17 +812,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (r.at < r.n && ops++ < MAX_OPS)
 		run_op(&r);
 
-	/* Every interrupt the devices counted was raised on their lines (an
-	 * eventfd write each), and the tap got nothing they did not count.
-	 * Checked once per program: a read per step would cost most of the
-	 * fuzzer's time. */
-	for (unsigned i = 0; i < 2; i++) {
-		uint64_t raised = 0;
-
-		if (read(irq_line[i], &raised, sizeof(raised)) != sizeof(raised))
-			raised = 0;
-		CHECK(raised == dev_of(i)->interrupts);
-	}
+	/* Every interrupt the devices counted was a rise of their lines, and
+	 * the tap got nothing they did not count. */
+	for (unsigned i = 0; i < 2; i++)
+		CHECK(lines.rises[dev_of(i)->gsi] == dev_of(i)->interrupts);
 	CHECK(drain_tap(true) == 0);
 	reached.programs++;
 	reached.console_out_bytes += con->bytes_out;

@@ -86,6 +86,12 @@ for model in threaded lguest; do
 	check "$model: 8M over the sink with the filter on" \
 		sh -c "[ $(rc_of raw-$model) = 0 ] && [ $(json_get "$TMP/raw-$model.json" launcher_seccomp) = kill ]"
 done
+# With --wait halt the threaded model's device thread raises the net
+# interrupt line itself (KVM_IRQ_LINE, not an irqfd): that call under the
+# filter, from a thread other than the vCPU's.
+run_lkvm halt-threaded run --quiet --bytes 8M --model threaded --wait halt --stats-json "$TMP/halt-threaded.json"
+check "threaded --wait halt: the device thread's KVM_IRQ_LINE passes the filter" \
+	sh -c "[ $(rc_of halt-threaded) = 0 ] && [ $(json_get "$TMP/halt-threaded.json" interrupts_injected) -gt 0 ]"
 run_lkvm crash run --quiet --fault exception
 check "a guest crash is still reported (125)" \
 	sh -c "[ $(rc_of crash) = 125 ] && grep -q 'guest crashed: exception' $TMP/crash.err"

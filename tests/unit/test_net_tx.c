@@ -11,13 +11,12 @@
  * unblocks, and the adaptive timeout moves +10 / -1 us.  The test plays the
  * guest by hand: it writes frames the sink accepts (virtio-net header,
  * Ethernet header with ethertype 0x88b5, sequence, pattern) into a fake
- * guest RAM and publishes them on the TX ring.  Interrupts go to an eventfd,
- * so nothing touches KVM.
+ * guest RAM and publishes them on the TX ring.  The interrupt line is a
+ * log (irq_line_log.h), so nothing touches KVM.
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 #include <linux/virtio_ring.h>
 
 #include "check.h"
+#include "irq_line_log.h"
 #include "lkvm_frame.h"
 #include "net.h"
 
@@ -39,10 +39,10 @@
 
 enum layout { ONE_DESC, TWO_DESCS, INDIRECT };
 
-/* Fake guest RAM, and the host a device sees: no VM, no interrupt line
- * (each device raises its interrupts through an irqfd the test reads). */
+/* Fake guest RAM, and the host a device sees: no VM, its line a log. */
 static struct guest_mem ram;
-static const struct device_host host = { .mem = &ram };
+static struct irq_line_log lines;
+static struct device_host host;
 static struct net *net;          /* large (chain scratch): heap */
 static struct vq *tx;
 static struct vring vr;          /* the guest's view of the TX ring */
@@ -120,14 +120,10 @@ static void send_frames(unsigned n, enum layout lay)
 		guest_send(seq, 60 + (unsigned)(seq % 9) * 50, lay, NULL);  /* 60..460 bytes, tails vary */
 }
 
-/* Interrupts raised since the last call (the eventfd counter). */
+/* Interrupts raised since the last call: rises of the line. */
 static uint64_t irqs(void)
 {
-	uint64_t n = 0;
-
-	if (read(net->mmio.irqfd, &n, 8) != 8)
-		return 0;
-	return n;
+	return irq_line_log_take_rises(&lines, net->mmio.gsi);
 }
 
 static bool no_notify(void)
@@ -143,11 +139,9 @@ static void setup(enum host_timer timer, bool adaptive, bool indirect_ok)
 		.mac = { 0x52, 0x54, 0, 0x12, 0x34, 0x56 },
 	};
 
-	if (net && net->mmio.irqfd >= 0)
-		close(net->mmio.irqfd);
 	memset(ram.host, 0, MEM_SIZE);
+	irq_line_log_clear(&lines);
 	net_init(net, &host, 1, &cfg);
-	net->mmio.irqfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vring_init(&vr, NUM, ram.host + RING_GPA, 4096);
 	tx = &net->mmio.vqs[1];
 	tx->num = NUM;
@@ -157,8 +151,8 @@ static void setup(enum host_timer timer, bool adaptive, bool indirect_ok)
 	tx->indirect_ok = indirect_ok;
 	next_desc = 0;
 	seq = 0;
-	if (net->mmio.irqfd < 0 || vq_enable(tx, &ram) < 0) {
-		printf("FAIL setup: eventfd or vq_enable: %s\n", tx->error);
+	if (vq_enable(tx, &ram) < 0) {
+		printf("FAIL setup: vq_enable: %s\n", tx->error);
 		exit(1);
 	}
 }
@@ -183,7 +177,7 @@ static void test_notify(void)
 	CHECK(net->sink.frames == 3 && net->sink.bad_frames == 0 && net->sink.next_seq == 3,
 	      "sink: 3 good frames, next seq 3 (bad %llu: %s)", (unsigned long long)net->sink.bad_frames,
 	      net->sink.first_error);
-	CHECK(net->st.interrupts == 1 && irqs() == 1, "one interrupt for the drain, through the irqfd");
+	CHECK(net->st.interrupts == 1 && irqs() == 1, "one interrupt for the drain: the line rises");
 
 	arm = net_tx_on_notify(net);
 	CHECK(!arm, "notify with nothing: returns false");
@@ -821,7 +815,7 @@ int main(void)
 	net = calloc(1, sizeof(*net));
 	if (!net)
 		return 1;
-	net->mmio.irqfd = -1;
+	host = irq_line_log_host(&ram, &lines);
 	test_notify();
 	test_timeout_rearm();
 	test_recheck_race();
@@ -837,7 +831,6 @@ int main(void)
 	test_budget();
 	test_budget_oneshot_event_idx();
 	test_budget_vcpu_poll();
-	close(net->mmio.irqfd);
 	pthread_mutex_destroy(&net->mmio.lock);
 	free(net);
 	gmem_unmap(&ram);

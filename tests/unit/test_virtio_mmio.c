@@ -7,8 +7,9 @@
  * virtio_mmio_access() at register offsets, rings in a fake guest RAM.  The
  * device under test is the real console (it offers only VERSION_1 and, as
  * every device, RING_PACKED, so any other feature is one the device never
- * offered).  Its interrupt line is an
- * eventfd, so every raised interrupt can be counted.
+ * offered).  Its interrupt line is a log (irq_line_log.h), so every rise
+ * and fall can be counted and put in order: the line is a level, high
+ * while InterruptStatus is not 0 (virtio 1.2, 4.2.3.4).
  *
  * The order the transport enforces is the spec's (virtio 1.2, 3.1.1):
  * ACKNOWLEDGE, DRIVER, features, FEATURES_OK (re-read), queues, DRIVER_OK.
@@ -22,7 +23,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <linux/virtio_config.h>
@@ -32,6 +32,7 @@
 
 #include "check.h"
 #include "console.h"
+#include "irq_line_log.h"
 #include "vq_layout.h"
 
 #define MEM_SIZE (1u << 20)
@@ -46,10 +47,10 @@
 #define S_DOK   VIRTIO_CONFIG_S_DRIVER_OK
 #define S_RESET VIRTIO_CONFIG_S_NEEDS_RESET
 
-/* Fake guest RAM, and the host a device sees: no VM, no interrupt line
- * (each device raises its interrupts through an irqfd the test reads). */
+/* Fake guest RAM, and the host a device sees: no VM, its line a log. */
 static struct guest_mem ram;
-static const struct device_host host = { .mem = &ram };
+static struct irq_line_log lines;
+static struct device_host host;
 static struct console *con;      /* large (chain scratch): heap */
 static struct virtio_mmio_dev *dev;
 static int out_pipe[2];          /* the console's output: [0] is read here */
@@ -69,31 +70,21 @@ static uint32_t rd(uint32_t off)
 	return value;
 }
 
-/* Interrupts raised since the last call (the eventfd counter). */
+/* Interrupts raised since the last call: rises of the line. */
 static uint64_t irqs(void)
 {
-	uint64_t n = 0;
-
-	if (read(dev->irqfd, &n, 8) != 8)
-		return 0;
-	return n;
+	return irq_line_log_take_rises(&lines, dev->gsi);
 }
 
-/* A fresh console on zeroed RAM: status 0, nothing raised, nothing counted. */
+/* A fresh console on zeroed RAM: status 0, line low, nothing counted. */
 static void fresh_device(void)
 {
-	if (con->mmio.irqfd >= 0)
-		close(con->mmio.irqfd);
 	if (dev)
 		pthread_mutex_destroy(&dev->lock);
 	memset(ram.host, 0, MEM_SIZE);
+	irq_line_log_clear(&lines);
 	console_init(con, &host, 0, out_pipe[1]);
 	dev = &con->mmio;
-	dev->irqfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (dev->irqfd < 0) {
-		printf("FAIL setup: eventfd\n");
-		exit(1);
-	}
 }
 
 static void write_features(uint64_t features)
@@ -342,8 +333,9 @@ static void test_features(void)
 	program_queue(1, NUM);
 	CHECK(dev->violations > v, "queue registers before FEATURES_OK are refused (%llu violations)",
 	      (unsigned long long)(dev->violations - v));
+	CHECK(irqs() == 1, "and raise the line once: it stays high until acknowledged");
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, rd(VIRTIO_MMIO_INTERRUPT_STATUS));
 	v = dev->violations;
-	irqs();
 	wr(VIRTIO_MMIO_QUEUE_READY, 1);
 	CHECK(!dev->vqs[1].ready && !dev->vqs[1].indirect_ok && rd(VIRTIO_MMIO_QUEUE_READY) == 0,
 	      "QueueReady before FEATURES_OK: the queue stays not ready");
@@ -579,6 +571,83 @@ static void test_reset(void)
 	CHECK(dev->vqs[1].broken, "queue 1 broken by a hostile chain");
 	driver_init(TO_DRIVER_OK);
 	CHECK(dev->vqs[1].ready && !dev->vqs[1].broken && !dev->needs_reset, "only a reset revived it");
+}
+
+/* ---- the interrupt line: a level (virtio 1.2, 4.2.3.4) ---- */
+
+/* An event as a device path makes one: under the transport's lock. */
+static void device_event(void)
+{
+	pthread_mutex_lock(&dev->lock);
+	virtio_mmio_signal_used(dev);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+static void device_error(void)
+{
+	pthread_mutex_lock(&dev->lock);
+	virtio_mmio_fail(dev, "a test's broken ring");
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* The line is what InterruptStatus says, and the host heard exactly the
+ * calls in `trace` since the last clear, none repeating a level. */
+static void expect_line(const char *what, const char *trace, uint32_t isr)
+{
+	CHECK(rd(VIRTIO_MMIO_INTERRUPT_STATUS) == isr && lines.level[dev->gsi] == (isr != 0),
+	      "%s: InterruptStatus 0x%x, line %s", what, rd(VIRTIO_MMIO_INTERRUPT_STATUS),
+	      lines.level[dev->gsi] ? "high" : "low");
+	CHECK(!strcmp(lines.trace, trace) && lines.repeats == 0 && lines.bad_gsi == 0,
+	      "%s: the host heard \"%s\" (want \"%s\"), no repeated level", what, lines.trace, trace);
+	CHECK(dev->interrupts == lines.rises[dev->gsi], "%s: interrupts %llu = rises %llu", what,
+	      (unsigned long long)dev->interrupts, (unsigned long long)lines.rises[dev->gsi]);
+}
+
+static void test_interrupt_line(void)
+{
+	fresh_device();
+	driver_init(TO_DRIVER_OK);
+	irq_line_log_clear_trace(&lines);
+	expect_line("a driven device, no event yet", "", 0);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, 0);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
+	expect_line("an InterruptACK with nothing set (the stub's ACK before it sleeps)", "", 0);
+
+	device_event();
+	expect_line("an event with InterruptStatus 0: the line rises", "+", VIRTIO_MMIO_INT_VRING);
+	device_event();
+	expect_line("a second event while it is set: no new rise", "+", VIRTIO_MMIO_INT_VRING);
+	device_error();
+	expect_line("a configuration change on top: still no new rise", "+",
+		    VIRTIO_MMIO_INT_VRING | VIRTIO_MMIO_INT_CONFIG);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
+	expect_line("a partial InterruptACK: one bit left, the line stays high", "+", VIRTIO_MMIO_INT_CONFIG);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
+	expect_line("acknowledging a bit that is not set changes nothing", "+", VIRTIO_MMIO_INT_CONFIG);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_CONFIG);
+	expect_line("the InterruptACK of the last bit: the line falls", "+-", 0);
+	device_event();
+	expect_line("the next event after the ACK: a fresh rise", "+-+", VIRTIO_MMIO_INT_VRING);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, 0xffffffffu);
+	expect_line("an InterruptACK of every bit", "+-+-", 0);
+
+	device_event();
+	wr(VIRTIO_MMIO_STATUS, 0);
+	expect_line("a reset with the line high: it falls", "+-+-+-", 0);
+	wr(VIRTIO_MMIO_STATUS, 0);
+	expect_line("a reset with the line low: nothing to tell", "+-+-+-", 0);
+
+	/* The transport's own events hold the line the same way: two refused
+	 * writes, unacknowledged, are two violations and one rise. */
+	driver_init(TO_DRIVER_OK);
+	irq_line_log_clear_trace(&lines);
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_DOK);              /* a violation: CONFIG */
+	expect_line("a violation on a quiet line: it rises", "+", VIRTIO_MMIO_INT_CONFIG);
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_DOK);
+	expect_line("another while unacknowledged: counted, but no new rise", "+", VIRTIO_MMIO_INT_CONFIG);
+	CHECK(dev->violations == 2, "both violations counted (%llu)", (unsigned long long)dev->violations);
+	wr(VIRTIO_MMIO_STATUS, 0);
+	expect_line("the reset lowers it", "+-", 0);
 }
 
 /* ---- the console through the same register file ---- */
@@ -862,7 +931,7 @@ int main(void)
 	con = calloc(1, sizeof(*con));
 	if (!con)
 		return 1;
-	con->mmio.irqfd = -1;
+	host = irq_line_log_host(&ram, &lines);
 	dev = NULL;
 	test_identity();
 	test_init_in_order();
@@ -871,6 +940,7 @@ int main(void)
 	test_queue_registers();
 	test_broken_queue();
 	test_reset();
+	test_interrupt_line();
 	test_console_output();
 	test_console_output_rounds();
 	test_console_packed();
