@@ -6,7 +6,7 @@
  *   parse options -> trace_file_read (every byte checked; exit 1, one line,
  *   if the file is bad) -> the window: --from/--to in ms since the file's
  *   first event -> one pass over the window's events (summarise) into
- *   struct summary: counts per type, the samples of four distributions, the
+ *   struct summary: counts per type, the samples of five distributions, the
  *   series over time -> the summary as text, or as one JSON object
  *   (--json), both from the same struct -> --plot: the same series,
  *   decimated to pixel columns, drawn by gnuplot (gnuplot.h)
@@ -16,8 +16,9 @@
  * only part of what the counters counted.
  *
  * The guest's events are those of the transmit queue (TX_QUEUE), the one
- * the threshold governs and the counters count; the host records only
- * that queue's notifies, drains and timer, so its events are all taken.
+ * the threshold governs and the counters count; the host records that
+ * queue's notifies, drains and timer (and its interrupt events, of both
+ * queues), so its events are all taken.
  *
  * Nothing from the file is trusted on the way out either: the header's
  * strings are made printable before they reach a terminal, a JSON string
