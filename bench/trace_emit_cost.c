@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "stats.h"
 #include "trace.h"
 #include "trace_ring.h"
 
@@ -41,16 +42,9 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void report(const char *what, double *ns)
 {
-	qsort(ns, ROUNDS, sizeof(*ns), cmp);
+	qsort(ns, ROUNDS, sizeof(*ns), stats_cmp_double);
 	printf("  %-44s %6.2f ns [%.2f-%.2f]\n", what, ns[ROUNDS / 2], ns[0], ns[ROUNDS - 1]);
 }
 

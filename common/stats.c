@@ -126,3 +126,10 @@ int stats_json_number(const char *path, const char *key, double *out)
 	fclose(f);
 	return found;
 }
+
+int stats_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}

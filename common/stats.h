@@ -45,6 +45,10 @@ void json_write_string(FILE *f, const char *s);
 /* Writes and closes `f` (opened early, before privileges are dropped). */
 int stats_write_json(FILE *f, const char *path, const struct stats *st);
 
+/* qsort's comparison for doubles, ascending: the medians and quantiles of
+ * samples (table, trace, bench). */
+int stats_cmp_double(const void *a, const void *b);
+
 /* A number from a JSON file this project wrote ("key": value); 0 if absent. */
 int stats_json_number(const char *path, const char *key, double *out);
 

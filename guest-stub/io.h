@@ -27,32 +27,9 @@ static inline uint8_t mmio_read8(uint64_t addr) { return *(volatile uint8_t *)ad
  * (launcher/hosted_guest.h). */
 static inline uint64_t virt_to_phys(const void *p) { return (uint64_t)p; }
 
-/* x86 is TSO: stores are not reordered with stores, loads not with loads, so
- * the only barrier virtio needs from the CPU is store->load (mfence). */
-static inline void barrier(void) { __asm__ volatile("" ::: "memory"); }
-static inline void mb(void) { __asm__ volatile("mfence" ::: "memory"); }
 static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-
-/* Work of `ticks` TSC ticks (--pace-ns, a priced indirect table): spin,
- * through cpu_relax so that every spin loop looks the same to the CPU (and,
- * hosted, can be stopped). */
-static inline void spin_ticks(uint64_t ticks)
-{
-	uint64_t until;
-
-	if (!ticks)     /* the common case, per frame: not even an rdtsc */
-		return;
-	until = rdtsc() + ticks;
-	while (rdtsc() < until)
-		cpu_relax();
-}
+#include "cpu.h"    /* barrier, mb, rdtsc, spin_ticks */
 
 /* The local APIC, mapped user-accessible like the device windows.  Its
  * timer runs at 1 GHz under KVM (one count per ns with divide-by-1); each

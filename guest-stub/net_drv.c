@@ -80,9 +80,10 @@ int net_drv_init(struct net_drv *n, const struct mmio_window *w, const struct pa
 	gvq_disable_interrupts(&n->tx);
 	gvq_disable_interrupts(&n->rx);
 	virtio_drv_ready(&n->dev);
-	/* The timeline follows this card's rings, not the console's. */
-	n->tx.traced = n->rx.traced = true;
+	/* The timeline follows this card's rings, not the console's; an
+	 * untraced queue's kicks skip even the event's arguments. */
 	gtrace_start(p->trace_events);
+	n->tx.traced = n->rx.traced = gtrace_buf != 0;
 	return 0;
 }
 

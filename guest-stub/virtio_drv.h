@@ -114,7 +114,7 @@ struct gvq {
 	uint16_t last_used;         /* packed: buffers reclaimed */
 	bool event_idx;
 	bool interrupts_off;
-	bool traced;                /* its kicks go on the timeline (trace.h): the network card's */
+	bool traced;                /* its kicks go on the timeline (trace.h): the network card's, when tracing */
 	struct notify_policy policy;
 	struct gvq_desc_extra *extra; /* [num], private: never shown to the device */
 	/* counters reported to the launcher */

@@ -51,31 +51,9 @@ uint8_t mmio_read8(uint64_t addr);
 void outl(uint16_t port, uint32_t v);      /* as a port write's exit: run_port_out */
 uint64_t virt_to_phys(const void *p);
 
-/* The same fences as the stub's io.h: x86 needs only store->load. */
-static inline void barrier(void) { __asm__ volatile("" ::: "memory"); }
-static inline void mb(void) { __asm__ volatile("mfence" ::: "memory"); }
-void cpu_relax(void);
+void cpu_relax(void);                       /* pause, and where a stop ends the guest */
 
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-
-/* Work of `ticks` TSC ticks (--pace-ns, a priced indirect table): spin,
- * through cpu_relax so that every spin loop looks the same to the CPU (and,
- * hosted, can be stopped). */
-static inline void spin_ticks(uint64_t ticks)
-{
-	uint64_t until;
-
-	if (!ticks)     /* the common case, per frame: not even an rdtsc */
-		return;
-	until = rdtsc() + ticks;
-	while (rdtsc() < until)
-		cpu_relax();
-}
+#include "cpu.h"    /* the stub's own barrier, mb, rdtsc, spin_ticks */
 
 /* Interrupts taken: here, reads of the interrupt eventfd that found it
  * signalled (run_thread.c).  No APIC timer and no sti/hlt window. */

@@ -70,8 +70,7 @@ struct run_state {
 	struct trace_ring trace;
 	FILE *trace_file;
 	uint64_t trace_gpa;         /* the guest's struct lkvm_trace_buf (0: not announced) */
-	uint64_t trace_sync_host;   /* host TSC when it took that announcement */
-	uint64_t trace_announcements; /* how many times the guest announced one (the first counts) */
+	uint64_t trace_sync_host;   /* host TSC when it took that announcement (0: none yet) */
 };
 
 /* 1. run_guest.c: VM, image, vCPU, the backend's host side, start info.

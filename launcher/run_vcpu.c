@@ -74,7 +74,7 @@ void run_port_out(struct run_state *rs, uint16_t port, const uint8_t *data, uint
 		/* Stamped first: the clock check wants this moment, not later. */
 		uint64_t tsc = __builtin_ia32_rdtsc();
 
-		if (size != 4 || !rs->o->trace || rs->trace_announcements++)
+		if (size != 4 || !rs->o->trace || rs->trace_sync_host)
 			return;     /* not asked for, or announced before: the first one stands */
 		memcpy(&gpa, data, 4);
 		rs->trace_gpa = gpa;

@@ -393,13 +393,6 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 
 /* ---- statistics and output ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void summarise(struct row *r)
 {
 	double col[MAX_REPEAT];
@@ -407,7 +400,7 @@ static void summarise(struct row *r)
 	for (unsigned m = 0; m < M_COUNT && r->n; m++) {
 		for (unsigned i = 0; i < r->n; i++)
 			col[i] = r->v[i][m];
-		qsort(col, r->n, sizeof(col[0]), cmp_double);
+		qsort(col, r->n, sizeof(col[0]), stats_cmp_double);
 		r->min[m] = col[0];
 		r->max[m] = col[r->n - 1];
 		r->median[m] = r->n % 2 ? col[r->n / 2] : (col[r->n / 2 - 1] + col[r->n / 2]) / 2;
@@ -936,7 +929,7 @@ static void measure_loopback(struct table *t)
 		}
 		t->loopback[t->nloopback++] = sec;
 	}
-	qsort(t->loopback, t->nloopback, sizeof(double), cmp_double);
+	qsort(t->loopback, t->nloopback, sizeof(double), stats_cmp_double);
 }
 
 static void print_loopback(const struct table *t, FILE *f)

@@ -369,13 +369,6 @@ struct sorted {
 	double sum;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static bool sort_values(const struct point *p, size_t n, struct sorted *out)
 {
 	out->n = n;
@@ -387,7 +380,7 @@ static bool sort_values(const struct point *p, size_t n, struct sorted *out)
 		out->v[i] = p[i].v;
 		out->sum += p[i].v;
 	}
-	qsort(out->v, n, sizeof(double), cmp_double);
+	qsort(out->v, n, sizeof(double), stats_cmp_double);
 	return true;
 }
 
