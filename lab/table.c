@@ -17,7 +17,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 #include "host_kind.h"
 #include "lguest_kvm_abi.h"
 #include "options.h"
+#include "opt_table.h"
 #include "stats.h"
 #include "table_sweep.h"
 #include "vm.h"
@@ -64,53 +64,6 @@ static const char emulated_note[] =
 static void on_table_signal(int sig)
 {
 	table_signal = sig;
-}
-
-static void table_usage(FILE *f)
-{
-	fprintf(f,
-"usage: lguest-kvm table [options]\n"
-"\n"
-"Reproduce Rusty Russell's 2008 table (Threshold / Seconds / Timeouts / Notifies):\n"
-"transmit --bytes with static thresholds 10..128 and Dynamic, plus the rows the\n"
-"paper lacked (Always: no threshold; Event-idx), each --repeat times; prints\n"
-"the median with the spread, (max-min)/median, beside the 2008 figures.\n"
-"\n"
-"  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
-"                       always / threshold x ring 128, 256; --segments 3; with\n"
-"                       --indirect-costs, each of those at every price of a table) | cost (thread\n"
-"                       model: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
-"                       0,24 us per frame) | layout (each policy row on the split ring\n"
-"                       and on the packed ring, side by side)\n"
-"  --rows LIST          comma-separated rows instead of the default sweep, e.g.\n"
-"                       10,64,dynamic,always,event-idx (notify; cost: default\n"
-"                       40,dynamic,always,event-idx; layout: default\n"
-"                       10,20,40,64,100,dynamic,always,event, where event is event-idx\n"
-"                       on split and event-desc on packed) or never,threshold (indirect)\n"
-"  --indirect-costs LIST  indirect: sweep the guest's cost of building a table,\n"
-"                       ns ascending, e.g. 0,100,250,500,1000 (each row runs with\n"
-"                       --indirect-cost-ns=N); prints where threshold overtakes always\n"
-"  --repeat N           runs per row (default 3)\n"
-"  --model M            threaded | lguest | both (default both) | thread (no VM, no\n"
-"                       /dev/kvm needed: see 'lguest-kvm run --help')\n"
-"  --csv FILE           write the table as CSV\n"
-"  --json FILE          write every sample and the medians as JSON\n"
-"  --plot FILE          draw seconds and notifies against threshold (cost: against the\n"
-"                       exit cost; indirect with --indirect-costs: Gbit/s against the\n"
-"                       price of a table, crossover marked) (.svg or .png, gnuplot)\n"
-"  --trace-dir DIR      trace each row's first run into DIR/MODEL-NN-ROW.bin (run --trace;\n"
-"                       read one with 'lguest-kvm trace FILE')\n"
-"Passed to every run (see 'lguest-kvm run --help'):\n"
-"  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
-"  --layout --exit-cost-ns (--model thread) --indirect-cost-ns --indirect-cold-lines\n"
-"  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
-"                       the table starts for every sample, with the host's loopback\n"
-"                       TCP throughput measured after the sweep as the ceiling\n"
-"  --net B              raw: sink | tap[:IFNAME] (tap needs a receiver that drains it);\n"
-"                       tcp: tap (root: a namespace with a tap, deleted afterwards) |\n"
-"                       user (libslirp; the default unless root)\n"
-"\n"
-"Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n");
 }
 
 /* A row for every model, with the child options in `args` (at most
@@ -646,155 +599,172 @@ static bool passed(const struct table *t, const char *flag)
 	return false;
 }
 
-static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
+/* ---- the options of `table`, each described once ---- */
+
+#define TABLE(field) offsetof(struct table, field)
+
+static bool parse_icosts_opt(const char *arg, void *opts)
 {
-	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO,
-	       O_ICOSTS, O_TRACE_DIR };
-	char *net = NULL;
-	bool model_given = false;
-	static const struct option longopts[] = {
-		{ "experiment", required_argument, 0, O_EXPERIMENT },
-		{ "rows", required_argument, 0, O_ROWS },
-		{ "repeat", required_argument, 0, O_REPEAT },
-		{ "model", required_argument, 0, O_MODEL },
-		{ "csv", required_argument, 0, O_CSV },
-		{ "json", required_argument, 0, O_JSON },
-		{ "plot", required_argument, 0, O_PLOT },
-		{ "trace-dir", required_argument, 0, O_TRACE_DIR },
-		{ "workload", required_argument, 0, O_WORKLOAD },
-		{ "net", required_argument, 0, O_NET },
-		{ "bytes", required_argument, 0, O_PASS },
-		{ "frame", required_argument, 0, O_PASS },
-		{ "ring", required_argument, 0, O_PASS },
-		{ "segments", required_argument, 0, O_PASS },
-		{ "timeout-us", required_argument, 0, O_PASS },
-		{ "host-timer", required_argument, 0, O_PASS },
-		{ "wait", required_argument, 0, O_PASS },
-		{ "mem", required_argument, 0, O_PASS },
-		{ "pace-ns", required_argument, 0, O_PASS },
-		{ "layout", required_argument, 0, O_PASS },
-		{ "exit-cost-ns", required_argument, 0, O_PASS },
-		{ "indirect-cost-ns", required_argument, 0, O_PASS },
-		{ "indirect-cold-lines", required_argument, 0, O_PASS },
-		{ "indirect-costs", required_argument, 0, O_ICOSTS },
-		{ "tso", no_argument, 0, O_TSO },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int c, idx;
-	char *end;
+	return parse_icosts(opts, arg) == 0;
+}
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
-		switch (c) {
-		case O_EXPERIMENT:
-			if (strcmp(optarg, "notify") && strcmp(optarg, "indirect") && strcmp(optarg, "cost") &&
-			    strcmp(optarg, "layout"))
-				return usage_error("table", "--experiment '%s': expected notify, indirect, cost or layout", optarg);
-			t->experiment = optarg;
-			break;
-		case O_ROWS: *rows = optarg; break;
-		case O_ICOSTS:
-			if (parse_icosts(t, optarg))
-				return EXIT_USAGE;
-			break;
-		case O_REPEAT:
-			t->repeat = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || t->repeat < 1 || t->repeat > MAX_REPEAT)
-				return usage_error("table", "--repeat '%s': give 1..25", optarg);
-			break;
-		case O_MODEL:
-			if (!strcmp(optarg, "both")) {
-				t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
-			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest") || !strcmp(optarg, "thread")) {
-				t->models[0] = optarg, t->nmodels = 1;
-			} else {
-				return usage_error("table", "--model '%s': expected threaded, lguest, thread or both", optarg);
-			}
-			model_given = true;
-			break;
-		case O_CSV: t->csv = optarg; break;
-		case O_JSON: t->json = optarg; break;
-		case O_PLOT: t->plot = optarg; break;
-		case O_TRACE_DIR:
-			if (mkdir(optarg, 0755) < 0 && errno != EEXIST)
-				return usage_error("table", "--trace-dir '%s': cannot create it", optarg);
-			if (access(optarg, W_OK | X_OK) < 0)
-				return usage_error("table", "--trace-dir '%s': not a writable directory", optarg);
-			t->trace_dir = optarg;
-			break;
-		case O_WORKLOAD:
-			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp"))
-				return usage_error("table", "--workload '%s': expected raw or tcp", optarg);
-			t->tcp = !strcmp(optarg, "tcp");
-			break;
-		case O_TSO:
-			if (t->npass + 1 > MAX_PASS)
-				return usage_error("table", "too many options%s", "");
-			t->pass[t->npass++] = "--tso";
-			break;
-		case O_NET:
-			if (t->npass + 2 > MAX_PASS)
-				return usage_error("table", "too many options%s", "");
-			net = optarg;
-			break;
-		case O_PASS:
-			if (t->npass + 2 > MAX_PASS)
-				return usage_error("table", "too many options%s", "");
-			{
-				static char flags[MAX_PASS][32];
+static bool parse_model(const char *arg, void *opts)
+{
+	struct table *t = opts;
 
-				snprintf(flags[t->npass], sizeof(flags[0]), "--%s", longopts[idx].name);
-				t->pass[t->npass] = flags[t->npass];
-				t->npass++;
-				t->pass[t->npass++] = optarg;
-			}
-			break;
-		case 'h': table_usage(stdout); return -1;
-		default: return usage_error("table", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("table", "unexpected argument '%s'", argv[optind]);
+	if (!strcmp(arg, "both"))
+		t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
+	else
+		t->models[0] = arg, t->nmodels = 1;
+	t->model_given = true;
+	return true;
+}
+
+static bool make_trace_dir(const char *arg, void *opts)
+{
+	(void)opts;
+	return (mkdir(arg, 0755) == 0 || errno == EEXIST) && access(arg, W_OK | X_OK) == 0;
+}
+
+static bool parse_workload(const char *arg, void *opts)
+{
+	((struct table *)opts)->tcp = !strcmp(arg, "tcp");
+	return true;
+}
+
+static bool parse_plot(const char *arg, void *opts)
+{
+	(void)opts;
+	return plot_file_name_ok(arg);
+}
+
+static const struct opt table_opts[] = {
+	{ OPT_WORD, "experiment", "E", TABLE(experiment), .words = "notify|indirect|cost|layout",
+	  .help = "notify: the 2008 sweep; indirect: Sasha Levin's 2011 rule, never / always / threshold x ring "
+		  "128, 256, --segments 3 (with --indirect-costs, each at every price of a table); cost: the thread "
+		  "model's policy rows x exit cost 0,1,5,26,100 us x guest pace 0,24 us per frame; layout: each "
+		  "policy row on the split ring and on the packed ring, side by side" },
+	{ OPT_STRING, "rows", "LIST", TABLE(rows_arg), .def = "the experiment's own",
+	  .help = "comma-separated rows instead of the default sweep, e.g. 10,64,dynamic,always,event-idx (notify; "
+		  "cost: default 40,dynamic,always,event-idx; layout: default 10,20,40,64,100,dynamic,always,event, "
+		  "where event is event-idx on split and event-desc on packed) or never,threshold (indirect)" },
+	{ OPT_CUSTOM, "indirect-costs", "LIST", OPT_NO_FIELD, .parse = parse_icosts_opt,
+	  .accepts = "ns ascending, each 0 to 1000000, at most 16",
+	  .help = "indirect: sweep the guest's cost of building a table, e.g. 0,100,250,500,1000 (each row runs "
+		  "with --indirect-cost-ns=N); prints where threshold overtakes always" },
+	{ OPT_U32, "repeat", "N", TABLE(repeat), 1, MAX_REPEAT, .help = "runs per row" },
+	{ OPT_WORD, "model", "M", OPT_NO_FIELD, .words = "threaded|lguest|both|thread", .parse = parse_model,
+	  .def = "both", .help = "the models to run each row on; thread needs no VM and no /dev/kvm" },
+	{ OPT_STRING, "csv", "FILE", TABLE(csv), .help = "write the table as CSV" },
+	{ OPT_STRING, "json", "FILE", TABLE(json), .help = "write every sample and the medians as JSON" },
+	{ OPT_STRING, "plot", "FILE", TABLE(plot), .parse = parse_plot, .accepts = "a file name ending in .svg or .png",
+	  .help = "draw seconds and notifies against threshold (cost: against the exit cost; indirect with "
+		  "--indirect-costs: Gbit/s against the price of a table, crossover marked), with gnuplot" },
+	{ OPT_STRING, "trace-dir", "DIR", TABLE(trace_dir), .parse = make_trace_dir,
+	  .accepts = "a writable directory; created if missing",
+	  .help = "trace each row's first run into DIR/MODEL-NN-ROW.bin (run --trace; read one with 'lguest-kvm "
+		  "trace FILE')" },
+	{ OPT_WORD, "workload", "W", OPT_NO_FIELD, .words = "raw|tcp", .parse = parse_workload, .def = "raw",
+	  .help = "raw frames, or real TCP to a verifying receiver that the table starts for every sample, with "
+		  "the host's loopback TCP throughput measured after the sweep as the ceiling" },
+	{ OPT_STRING, "net", "B", TABLE(net_arg),
+	  .help = "raw: sink or tap[:IFNAME] (tap needs a receiver that drains it); tcp: tap (root: a namespace "
+		  "with a tap, deleted afterwards) or user (libslirp; the default unless root)" },
+	OPT_SECTION_ROW("Passed to every run (see 'lguest-kvm run --help'):"),
+	{ OPT_PASS, "bytes", "SIZE", .help = "" },
+	{ OPT_PASS, "frame", "N", .help = "" },
+	{ OPT_PASS, "ring", "N", .help = "" },
+	{ OPT_PASS, "segments", "N", .help = "" },
+	{ OPT_PASS, "timeout-us", "N|adaptive", .help = "" },
+	{ OPT_PASS, "host-timer", "T", .help = "" },
+	{ OPT_PASS, "wait", "W", .help = "" },
+	{ OPT_PASS, "mem", "SIZE", .help = "" },
+	{ OPT_PASS, "pace-ns", "N", .help = "" },
+	{ OPT_PASS, "layout", "L", .help = "" },
+	{ OPT_PASS, "exit-cost-ns", "N", .help = "--model thread only" },
+	{ OPT_PASS, "indirect-cost-ns", "N", .help = "" },
+	{ OPT_PASS, "indirect-cold-lines", "K", .help = "" },
+	{ OPT_PASS, "tso", NULL, .help = "" },
+	{ OPT_END },
+};
+
+static const char table_intro[] =
+"usage: lguest-kvm table [options]\n"
+"\n"
+"Reproduce Rusty Russell's 2008 table (Threshold / Seconds / Timeouts / Notifies):\n"
+"transmit --bytes with static thresholds 10..128 and Dynamic, plus the rows the\n"
+"paper lacked (Always: no threshold; Event-idx), each --repeat times; prints\n"
+"the median with the spread, (max-min)/median, beside the 2008 figures.\n"
+"\n";
+
+static const char table_outro[] =
+"\n"
+"Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n";
+
+/* --workload and --net: the lab owns tcp's network (a tap in a namespace,
+ * or slirp); raw's --net goes to every run. */
+static int apply_workload_net(struct table *t)
+{
+	const char *net = t->net_arg;
+
 	if (t->tcp) {
-		/* The lab owns the network: a tap in a namespace, or slirp. */
 		if (net && strcmp(net, "tap") && strcmp(net, "user"))
 			return usage_error("table", "--net '%s': with --workload tcp, give tap (root) or user", net);
 		t->tcp_tap = net ? !strcmp(net, "tap") : geteuid() == 0;
-		t->pass[t->npass++] = "--workload";
-		t->pass[t->npass++] = "tcp";
-	} else if (net) {
-		t->pass[t->npass++] = "--net";
-		t->pass[t->npass++] = net;
+		net = NULL;
 	}
+	if (t->npass + 2 > MAX_PASS)
+		return usage_error("table", "too many options%s", "");
+	if (t->tcp)
+		t->pass[t->npass++] = "--workload", t->pass[t->npass++] = "tcp";
+	else if (net)
+		t->pass[t->npass++] = "--net", t->pass[t->npass++] = (char *)net;
+	return 0;
+}
+
+/* The experiment against what it sets itself. */
+static int check_experiment(struct table *t)
+{
 	if (!strcmp(t->experiment, "cost")) {
 		/* Its knob exists only without a VM; its rows set --pace-ns. */
-		if (model_given && strcmp(t->models[0], "thread"))
+		if (t->model_given && strcmp(t->models[0], "thread"))
 			return usage_error("table", "--experiment cost: runs --model thread only (the exit cost is its "
 					   "knob), not '%s'", t->models[0]);
 		t->models[0] = "thread", t->nmodels = 1;
-		for (unsigned i = 0; i < t->npass; i++)
-			if (!strcmp(t->pass[i], "--pace-ns") || t->tcp)
-				return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
-						   "--workload tcp%s", "");
+		if (passed(t, "--pace-ns") || t->tcp)
+			return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
+					   "--workload tcp%s", "");
+		if (passed(t, "--exit-cost-ns"))
+			return usage_error("table", "--experiment cost: its rows set --exit-cost-ns%s", "");
 	}
-	if (!strcmp(t->experiment, "layout"))
-		for (unsigned i = 0; i < t->npass; i++)
-			if (!strcmp(t->pass[i], "--layout"))
-				return usage_error("table", "--experiment layout: its rows set --layout%s", "");
+	if (!strcmp(t->experiment, "layout") && passed(t, "--layout"))
+		return usage_error("table", "--experiment layout: its rows set --layout%s", "");
 	if (t->nicosts && strcmp(t->experiment, "indirect"))
 		return usage_error("table", "--indirect-costs: only with --experiment indirect, not '%s'", t->experiment);
 	if (t->nicosts && passed(t, "--indirect-cost-ns"))
 		return usage_error("table", "--indirect-costs: its rows set --indirect-cost-ns; give one or the other%s", "");
-	if (!strcmp(t->experiment, "cost") && passed(t, "--exit-cost-ns"))
-		return usage_error("table", "--experiment cost: its rows set --exit-cost-ns%s", "");
 	if (t->plot && !strcmp(t->experiment, "indirect") && !t->nicosts)
 		return usage_error("table", "--plot: the indirect experiment plots only its cost sweep (add --indirect-costs)%s",
 				   "");
-	if (t->plot && !plot_file_name_ok(t->plot))
-		return usage_error("table", "--plot '%s': give a file name ending in .svg or .png", t->plot);
 	return 0;
+}
+
+static int parse_table_options(struct table *t, int argc, char **argv)
+{
+	static struct table defaults;   /* large: not on the stack */
+	const struct opt_command cmd = { .name = "table", .table = table_opts, .intro = table_intro, .outro = table_outro,
+					 .defaults = &defaults,
+					 .pass = t->pass, .npass = &t->npass, .pass_max = MAX_PASS };
+	int first, rc;
+
+	defaults = *t;
+	rc = opt_parse(&cmd, t, argc, argv, &first);
+	if (rc)
+		return rc;
+	if (first < argc)
+		return usage_error("table", "unexpected argument '%s'", argv[first]);
+	rc = apply_workload_net(t);
+	return rc ? rc : check_experiment(t);
 }
 
 /* Check every row's options, with the passed-through ones, with the run
@@ -952,7 +922,6 @@ static void print_loopback(const struct table *t, FILE *f)
 int table_main(int argc, char **argv)
 {
 	static struct table t;
-	const char *rows = NULL;
 	bool failed;
 	int rc;
 
@@ -960,11 +929,11 @@ int table_main(int argc, char **argv)
 	t.experiment = "notify";
 	t.repeat = 3;
 	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = 2;
-	rc = parse_table_options(&t, argc, argv, &rows);
+	rc = parse_table_options(&t, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	add_default_segments(&t);
-	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
+	if ((rc = build_rows(&t, t.rows_arg)) || (rc = check_rows(&t)))
 		return rc;
 	/* Every sample of a VM model needs KVM: say so once, not in a FAILED
 	 * line per row. */

@@ -51,6 +51,9 @@ struct table {
 	unsigned npass;
 	const char *csv, *json, *plot;
 	const char *trace_dir;      /* --trace-dir: each row's first repeat traced there, or NULL */
+	const char *rows_arg;       /* --rows as given, or NULL: the experiment's own */
+	const char *net_arg;        /* --net as given, or NULL */
+	bool model_given;           /* --model was given */
 	struct row rows[2][MAX_ROWS];
 	unsigned nrows;
 	double t0;

@@ -26,7 +26,6 @@
  */
 #include "trace_cmd.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,6 +35,7 @@
 
 #include "diag.h"
 #include "gnuplot.h"
+#include "opt_table.h"
 #include "net.h"          /* NET_TX: the queue the guest's events are of */
 #include "stats.h"
 #include "trace_file.h"
@@ -53,28 +53,12 @@ struct trace_options {
 	bool json;
 };
 
-static void trace_usage(FILE *f)
+#define TRACE(field) offsetof(struct trace_options, field)
+
+static bool parse_plot(const char *arg, void *opts)
 {
-	fprintf(f,
-"usage: lguest-kvm trace FILE [--plot OUT.svg] [--from MS] [--to MS] [--json]\n"
-"\n"
-"Summarise the timeline 'run --trace FILE' recorded: the file's facts and\n"
-"clock, the events per type, the checks of the traced notifies and timeouts\n"
-"against the run's own counters, histograms of drain sizes, notify intervals,\n"
-"timer lateness and drain durations, and the host's timer length and the\n"
-"guest's threshold over time (docs/trace.md).  Time is in ms since the file's\n"
-"first event.\n"
-"\n"
-"  --plot OUT.svg  also draw the window on one time axis: ring occupancy and\n"
-"                  threshold, the host timer's length, notifies and timeouts\n"
-"                  as marks (gnuplot; .svg or .png)\n"
-"  --from MS       start the window at MS (default: the first event)\n"
-"  --to MS         end it at MS (default: the last event)\n"
-"  --json          the summary as one JSON object on stdout, instead of text\n"
-"  -h, --help      this text\n"
-"\n"
-"The counter checks always cover the whole file.  Exit status: 0 ok; 1 the\n"
-"file is bad (one line saying what), or the plot failed; 2 usage.\n");
+	(void)opts;
+	return plot_file_name_ok(arg);
 }
 
 /* A time in ms: finite, not negative. */
@@ -89,49 +73,64 @@ static bool parse_ms(const char *s, double *out)
 	return true;
 }
 
+static bool parse_from(const char *arg, void *opts)
+{
+	return parse_ms(arg, &((struct trace_options *)opts)->from_ms);
+}
+
+static bool parse_to(const char *arg, void *opts)
+{
+	return parse_ms(arg, &((struct trace_options *)opts)->to_ms);
+}
+
+/* The options of `trace`, each described once (common/opt_table.h). */
+static const struct opt trace_opts[] = {
+	{ OPT_STRING, "plot", "OUT.svg", TRACE(plot), .parse = parse_plot,
+	  .accepts = "a file name ending in .svg or .png",
+	  .help = "also draw the window on one time axis: ring occupancy and threshold, the host timer's length, "
+		  "notifies and timeouts as marks (gnuplot)" },
+	{ OPT_CUSTOM, "from", "MS", OPT_NO_FIELD, .parse = parse_from,
+	  .accepts = "a time in ms since the first event, 0 or more", .def = "the first event",
+	  .help = "start the window at MS" },
+	{ OPT_CUSTOM, "to", "MS", OPT_NO_FIELD, .parse = parse_to,
+	  .accepts = "a time in ms since the first event, 0 or more", .def = "the last event",
+	  .help = "end it at MS" },
+	{ OPT_FLAG, "json", NULL, TRACE(json), .help = "the summary as one JSON object on stdout, instead of text" },
+	{ OPT_END },
+};
+
+static const char trace_intro[] =
+"usage: lguest-kvm trace FILE [--plot OUT.svg] [--from MS] [--to MS] [--json]\n"
+"\n"
+"Summarise the timeline 'run --trace FILE' recorded: the file's facts and\n"
+"clock, the events per type, the checks of the traced notifies and timeouts\n"
+"against the run's own counters, histograms of drain sizes, notify intervals,\n"
+"timer lateness and drain durations, and the host's timer length and the\n"
+"guest's threshold over time (docs/trace.md).  Time is in ms since the file's\n"
+"first event.\n"
+"\n";
+
+static const char trace_outro[] =
+"\n"
+"The counter checks always cover the whole file.  Exit status: 0 ok; 1 the\n"
+"file is bad (one line saying what), or the plot failed; 2 usage.\n";
+
 static int trace_parse(struct trace_options *o, int argc, char **argv)
 {
-	enum { O_PLOT = 256, O_FROM, O_TO, O_JSON };
-	static const struct option longopts[] = {
-		{ "plot", required_argument, 0, O_PLOT },
-		{ "from", required_argument, 0, O_FROM },
-		{ "to", required_argument, 0, O_TO },
-		{ "json", no_argument, 0, O_JSON },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int c;
+	const struct trace_options defaults = { .to_ms = -1 };
+	const struct opt_command cmd = { .name = "trace", .table = trace_opts, .intro = trace_intro, .outro = trace_outro,
+					 .defaults = &defaults };
+	int first, rc;
 
-	memset(o, 0, sizeof(*o));
-	o->to_ms = -1;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_PLOT:
-			if (!plot_file_name_ok(optarg))
-				return usage_error("trace", "--plot '%s': give a file name ending in .svg or .png", optarg);
-			o->plot = optarg;
-			break;
-		case O_FROM:
-			if (!parse_ms(optarg, &o->from_ms))
-				return usage_error("trace", "--from '%s': give a time in ms since the first event, 0 or more", optarg);
-			break;
-		case O_TO:
-			if (!parse_ms(optarg, &o->to_ms))
-				return usage_error("trace", "--to '%s': give a time in ms since the first event, 0 or more", optarg);
-			break;
-		case O_JSON: o->json = true; break;
-		case 'h': trace_usage(stdout); return -1;
-		default:
-			return usage_error("trace", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind == argc)
+	*o = defaults;
+	rc = opt_parse(&cmd, o, argc, argv, &first);
+	if (rc)
+		return rc;
+	if (first == argc)
 		return usage_error("trace", "%sgive the trace FILE that 'run --trace FILE' wrote", "");
-	if (optind + 1 < argc)
-		return usage_error("trace", "unexpected argument '%s'", argv[optind + 1]);
-	o->file = argv[optind];
+	if (first + 1 < argc)
+		return usage_error("trace", "unexpected argument '%s'", argv[first + 1]);
+	o->file = argv[first];
 	if (o->to_ms >= 0 && o->to_ms <= o->from_ms)
 		return usage_error("trace", "--to: the window must end after --from%s", "");
 	return 0;
