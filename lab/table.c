@@ -208,7 +208,7 @@ static int add_layout_rows(struct table *t, const char *word)
 	return 0;
 }
 
-static int build_rows(struct table *t, const char *spec)
+int table_build_rows(struct table *t, const char *spec)
 {
 	const char *def = !strcmp(t->experiment, "indirect") ? "never,always,threshold"
 			: !strcmp(t->experiment, "cost") ? "40,dynamic,always,event-idx"
@@ -346,7 +346,7 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 
 /* ---- statistics and output ---- */
 
-static void summarise(struct row *r)
+void table_row_summarise(struct row *r)
 {
 	double col[MAX_REPEAT];
 
@@ -875,7 +875,7 @@ static bool run_sweep(struct table *t)
 
 			if (!r->n && !r->failed[0])
 				snprintf(r->failed, sizeof(r->failed), "not run: the sweep was interrupted");
-			summarise(r);
+			table_row_summarise(r);
 			failed |= r->failed[0] != 0;
 		}
 	if (isatty(STDERR_FILENO))
@@ -933,7 +933,7 @@ int table_main(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	add_default_segments(&t);
-	if ((rc = build_rows(&t, t.rows_arg)) || (rc = check_rows(&t)))
+	if ((rc = table_build_rows(&t, t.rows_arg)) || (rc = check_rows(&t)))
 		return rc;
 	/* Every sample of a VM model needs KVM: say so once, not in a FAILED
 	 * line per row. */

@@ -68,6 +68,12 @@ struct table {
 	char loopback_failed[240];
 };
 
+/* The rows of t->experiment: `spec` (--rows, comma-separated words) or the
+ * experiment's own, for every model (table.c).  0, or a usage error. */
+int table_build_rows(struct table *t, const char *spec);
+/* A row's median, min and max of every metric over its r->n samples. */
+void table_row_summarise(struct row *r);
+
 /* (max - min) / median, in percent: how far the samples spread. */
 static inline double spread_pct(const struct row *r, enum metric m)
 {
