@@ -28,6 +28,7 @@
 
 #include "clock.h"
 #include "diag.h"
+#include "json_writer.h"
 #include "opt_table.h"
 #include "stream_pattern.h"
 #include "tcp_endpoint.h"
@@ -297,19 +298,23 @@ static int write_json(const char *path, const struct receive_options *o, const s
 		fprintf(stderr, "lguest-kvm receive: cannot write --json file '%s': %s\n", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "{\"bytes\": %llu, \"expected_bytes\": %llu, \"seconds\": %.6f, \"gbit_per_s\": %.3f, "
-		   "\"verified\": %s, ",
-		(unsigned long long)r->bytes, (unsigned long long)o->bytes, r->seconds, gbit_per_s(r),
-		code == 0 ? "true" : "false");
+	struct json_writer w;
+
+	json_start(&w, f);
+	json_begin_object(&w, NULL);
+	json_u64(&w, "bytes", r->bytes);
+	json_u64(&w, "expected_bytes", o->bytes);
+	json_double(&w, "seconds", "%.6f", r->seconds);
+	json_double(&w, "gbit_per_s", "%.3f", gbit_per_s(r));
+	json_bool(&w, "verified", code == 0);
 	if (r->bad)
-		fprintf(f, "\"first_bad_offset\": %llu, ", (unsigned long long)r->bad_offset);
+		json_u64(&w, "first_bad_offset", r->bad_offset);
 	else
-		fprintf(f, "\"first_bad_offset\": null, ");
-	if (r->peer[0])
-		fprintf(f, "\"peer\": \"%s\", ", r->peer);
-	else
-		fprintf(f, "\"peer\": null, ");
-	fprintf(f, "\"result\": \"%s\"}\n", r->result);
+		json_null(&w, "first_bad_offset");
+	json_string(&w, "peer", r->peer[0] ? r->peer : NULL);
+	json_string(&w, "result", r->result);
+	json_end(&w);
+	fputc('\n', f);
 	if (fclose(f)) {
 		fprintf(stderr, "lguest-kvm receive: cannot write --json file '%s': %s\n", path, strerror(errno));
 		return -1;

@@ -20,7 +20,7 @@
 #include "diag.h"
 #include "gnuplot.h"
 #include "host_kind.h"
-#include "stats.h"
+#include "json_writer.h"
 
 const char *const table_metric_key[M_COUNT] = {
 	"seconds", "gbit_per_second", "timeouts", "notifies", "threshold_final", "ring_full", "indirect_share",
@@ -170,96 +170,140 @@ int table_write_csv(const struct table *t)
 	return fclose(f) ? diag_fail("--csv %s: write failed", t->csv) : 0;
 }
 
+/* One row of table_write_json: its coordinates and options on one line,
+ * its samples on the next, its medians and spreads on two more. */
+static void json_row(struct json_writer *w, const struct table *t, unsigned mi, const struct row *r)
+{
+	json_break(w, 4);
+	json_begin_object(w, NULL);
+	json_string(w, "model", t->models[mi]);
+	json_string(w, "row", r->label);
+	if (t->nicosts) {
+		json_string(w, "indirect", r->mode);
+		json_u64(w, "ring", r->ring);
+		json_u64(w, "indirect_cost_ns", r->indirect_cost_ns);
+	}
+	json_begin_array(w, "options");
+	for (unsigned k = 0; k < r->nargs; k++)
+		json_string(w, NULL, r->args[k]);
+	json_end(w);
+	json_bool(w, "ok", !r->failed[0]);
+	json_string(w, "failed", r->failed);
+	json_break(w, 5);
+	json_begin_array(w, "samples");
+	for (unsigned s = 0; s < r->n; s++) {
+		json_begin_object(w, NULL);
+		for (unsigned m = 0; m < M_COUNT; m++)
+			json_double(w, table_metric_key[m], "%.9g", r->v[s][m]);
+		json_end(w);
+	}
+	json_end(w);
+	if (!r->failed[0]) {
+		json_break(w, 5);
+		json_begin_object(w, "median");
+		for (unsigned m = 0; m < M_COUNT; m++)
+			json_double(w, table_metric_key[m], "%.9g", r->median[m]);
+		json_end(w);
+		json_break(w, 5);
+		json_begin_object(w, "spread_pct");
+		for (unsigned m = 0; m < M_COUNT; m++)
+			json_double(w, table_metric_key[m], "%.3f", spread_pct(r, m));
+		json_end(w);
+	}
+	json_end(w);
+}
+
+/* The indirect cost sweep's costs and crossovers, one crossover per line
+ * and its paired ratios on the next. */
+static void json_crossovers(struct json_writer *w, const struct table *t)
+{
+	struct crossover cx[MAX_CROSSOVERS];
+	unsigned ncx = table_crossovers(t, cx);
+
+	json_break(w, 2);
+	json_begin_array(w, "indirect_costs_ns");
+	for (unsigned c = 0; c < t->nicosts; c++)
+		json_u64(w, NULL, t->icosts[c]);
+	json_end(w);
+	json_break(w, 2);
+	json_begin_array(w, "crossover");
+	for (unsigned k = 0; k < ncx; k++) {
+		json_break(w, 4);
+		json_begin_object(w, NULL);
+		json_string(w, "model", t->models[cx[k].model]);
+		json_u64(w, "ring", cx[k].ring);
+		json_string(w, "threshold", cx[k].threshold);
+		if (cx[k].found) {
+			json_u64(w, "cost_ns", cx[k].cost_ns);
+			json_double(w, "threshold_gbit_per_second", "%.6g", cx[k].threshold_gbps);
+			json_double(w, "always_gbit_per_second", "%.6g", cx[k].always_gbps);
+			json_bool(w, "ranges_overlap", cx[k].threshold_min <= cx[k].always_max);
+		} else {
+			json_null(w, "cost_ns");
+			json_u64(w, "up_to_ns", cx[k].up_to_ns);
+			json_bool(w, "measured", cx[k].measured);
+		}
+		json_break(w, 5);
+		json_begin_array(w, "paired_ratio_median");
+		for (unsigned c = 0; c < t->nicosts; c++)
+			json_double(w, NULL, "%.4f", cx[k].ratio[c]);
+		json_end(w);
+		if (cx[k].paired_found)
+			json_u64(w, "paired_cost_ns", cx[k].paired_cost_ns);
+		else
+			json_null(w, "paired_cost_ns");
+		json_end(w);
+	}
+	if (ncx)
+		json_break(w, 2);
+	json_end(w);
+}
+
 int table_write_json(const struct table *t)
 {
 	FILE *f = fopen(t->json, "w");
+	struct json_writer w;
 
 	if (!f)
 		return diag_fail("--json %s: %s", t->json, strerror(errno));
-	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ", t->experiment, t->repeat);
-	json_write_string(f, host_hypervisor());
-	fprintf(f, ",\n  \"emulated\": %s,\n  \"options\": [", host_is_emulated() ? "true" : "false");
-	for (unsigned i = 0; i < t->npass; i++) {
-		fprintf(f, "%s", i ? ", " : "");
-		json_write_string(f, t->pass[i]);
-	}
-	fprintf(f, "],\n  \"rows\": [");
+	json_start(&w, f);
+	json_begin_object(&w, NULL);
+	json_break(&w, 2);
+	json_string(&w, "experiment", t->experiment);
+	json_break(&w, 2);
+	json_u64(&w, "repeat", t->repeat);
+	json_break(&w, 2);
+	json_string(&w, "host_hypervisor", host_hypervisor());
+	json_break(&w, 2);
+	json_bool(&w, "emulated", host_is_emulated());
+	json_break(&w, 2);
+	json_begin_array(&w, "options");
+	for (unsigned i = 0; i < t->npass; i++)
+		json_string(&w, NULL, t->pass[i]);
+	json_end(&w);
+	json_break(&w, 2);
+	json_begin_array(&w, "rows");
 	for (unsigned mi = 0; mi < t->nmodels; mi++)
-		for (unsigned i = 0; i < t->nrows; i++) {
-			const struct row *r = &t->rows[mi][i];
-
-			fprintf(f, "%s\n    {\"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->models[mi]);
-			json_write_string(f, r->label);
-			if (t->nicosts) {
-				fprintf(f, ", \"indirect\": ");
-				json_write_string(f, r->mode);
-				fprintf(f, ", \"ring\": %u, \"indirect_cost_ns\": %u", r->ring, r->indirect_cost_ns);
-			}
-			fprintf(f, ", \"options\": [");
-			for (unsigned k = 0; k < r->nargs; k++) {
-				fprintf(f, "%s", k ? ", " : "");
-				json_write_string(f, r->args[k]);
-			}
-			fprintf(f, "], \"ok\": %s, \"failed\": ", r->failed[0] ? "false" : "true");
-			json_write_string(f, r->failed);
-			fprintf(f, ",\n     \"samples\": [");
-			for (unsigned s = 0; s < r->n; s++) {
-				fprintf(f, "%s{", s ? ", " : "");
-				for (unsigned m = 0; m < M_COUNT; m++)
-					fprintf(f, "%s\"%s\": %.9g", m ? ", " : "", table_metric_key[m], r->v[s][m]);
-				fprintf(f, "}");
-			}
-			fprintf(f, "]");
-			if (!r->failed[0]) {
-				fprintf(f, ",\n     \"median\": {");
-				for (unsigned m = 0; m < M_COUNT; m++)
-					fprintf(f, "%s\"%s\": %.9g", m ? ", " : "", table_metric_key[m], r->median[m]);
-				fprintf(f, "},\n     \"spread_pct\": {");
-				for (unsigned m = 0; m < M_COUNT; m++)
-					fprintf(f, "%s\"%s\": %.3f", m ? ", " : "", table_metric_key[m], spread_pct(r, m));
-				fprintf(f, "}");
-			}
-			fprintf(f, "}");
-		}
-	fprintf(f, "\n  ]");
-	if (t->nicosts) {
-		struct crossover cx[MAX_CROSSOVERS];
-		unsigned ncx = table_crossovers(t, cx);
-
-		fprintf(f, ",\n  \"indirect_costs_ns\": [");
-		for (unsigned c = 0; c < t->nicosts; c++)
-			fprintf(f, "%s%u", c ? ", " : "", t->icosts[c]);
-		fprintf(f, "],\n  \"crossover\": [");
-		for (unsigned k = 0; k < ncx; k++) {
-			fprintf(f, "%s\n    {\"model\": \"%s\", \"ring\": %u, \"threshold\": ", k ? "," : "",
-				t->models[cx[k].model], cx[k].ring);
-			json_write_string(f, cx[k].threshold);
-			if (cx[k].found)
-				fprintf(f, ", \"cost_ns\": %u, \"threshold_gbit_per_second\": %.6g, "
-					   "\"always_gbit_per_second\": %.6g, \"ranges_overlap\": %s", cx[k].cost_ns,
-					cx[k].threshold_gbps, cx[k].always_gbps,
-					cx[k].threshold_min <= cx[k].always_max ? "true" : "false");
-			else
-				fprintf(f, ", \"cost_ns\": null, \"up_to_ns\": %u, \"measured\": %s", cx[k].up_to_ns,
-					cx[k].measured ? "true" : "false");
-			fprintf(f, ",\n     \"paired_ratio_median\": [");
-			for (unsigned c = 0; c < t->nicosts; c++)
-				fprintf(f, "%s%.4f", c ? ", " : "", cx[k].ratio[c]);
-			if (cx[k].paired_found)
-				fprintf(f, "], \"paired_cost_ns\": %u}", cx[k].paired_cost_ns);
-			else
-				fprintf(f, "], \"paired_cost_ns\": null}");
-		}
-		fprintf(f, "%s]", ncx ? "\n  " : "");
-	}
+		for (unsigned i = 0; i < t->nrows; i++)
+			json_row(&w, t, mi, &t->rows[mi][i]);
+	json_break(&w, 2);
+	json_end(&w);
+	if (t->nicosts)
+		json_crossovers(&w, t);
 	if (t->tcp) {
-		fprintf(f, ",\n  \"net\": \"%s\",\n  \"host_loopback_bytes\": %llu,\n  \"host_loopback_seconds\": [",
-			t->tcp_tap ? "tap" : "user", (unsigned long long)t->bytes);
+		json_break(&w, 2);
+		json_string(&w, "net", t->tcp_tap ? "tap" : "user");
+		json_break(&w, 2);
+		json_u64(&w, "host_loopback_bytes", t->bytes);
+		json_break(&w, 2);
+		json_begin_array(&w, "host_loopback_seconds");
 		for (unsigned k = 0; k < t->nloopback; k++)
-			fprintf(f, "%s%.6f", k ? ", " : "", t->loopback[k]);
-		fprintf(f, "]");
+			json_double(&w, NULL, "%.6f", t->loopback[k]);
+		json_end(&w);
 	}
-	fprintf(f, "\n}\n");
+	json_break(&w, 0);
+	json_end(&w);
+	fputc('\n', f);
 	return fclose(f) ? diag_fail("--json %s: write failed", t->json) : 0;
 }
 
