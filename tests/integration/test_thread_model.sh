@@ -17,7 +17,7 @@
 raw_ok() {
 	local j=$TMP/$1.json
 	[ "$(rc_of "$1")" = 0 ] && [ "$(json_get "$j" tx_verify)" = ok ] &&
-		[ "$(json_get "$j" net_model)" = thread ] &&
+		[ "$(json_get "$j" vm)" = none ] && [ "$(json_get "$j" net_model)" = threaded ] &&
 		[ "$(json_get "$j" tx_frames)" = "$(json_get "$j" guest_tx_frames)" ] &&
 		[ "$(json_get "$j" tx_frames)" -gt 0 ] && [ "$(json_get "$j" run_end)" = guest-exit ]
 }
@@ -132,14 +132,18 @@ refused() {
 	run_lkvm "$name" run "$@"
 	[ "$(rc_of "$name")" = 2 ] && [ "$(wc -l <"$TMP/$name.err")" = 1 ] && grep -q -e "$name_pattern" "$TMP/$name.err"
 }
-name_pattern="raw only"
-check "--model thread --workload tcp: refused" refused tcp --model thread --workload tcp
+name_pattern="raw or tcp only"
+check "--model thread --workload echo: refused" refused echo --model thread --workload echo
+name_pattern="thread means --vm none"
+check "--model thread --vm kvm: refused" refused vmkvm --model thread --vm kvm
+name_pattern="expected kvm or none"
+check "--vm junk: refused" refused vmjunk --vm xen
 name_pattern="built-in stub"
 check "--model thread with an image: refused" refused image --model thread /bin/true
-name_pattern="need a VM"
+name_pattern="needs a VM"
 check "--model thread --fault triple: refused" refused fault --model thread --fault triple
-name_pattern="only with --model thread"
-check "--exit-cost-ns without --model thread: refused" refused cost --exit-cost-ns 10
+name_pattern="only with --vm none"
+check "--exit-cost-ns without --vm none: refused" refused cost --exit-cost-ns 10
 name_pattern="0..10000000"
 check "--exit-cost-ns junk: refused" refused junk --model thread --exit-cost-ns 1x
 name_pattern="--indirect-cost-ns '1000001': give 0..1000000"
