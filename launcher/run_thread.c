@@ -76,6 +76,7 @@ static struct {
 	int exit_status;
 	struct device_host host;    /* the devices': the wiring's, but for the line */
 	int irq_efd;                /* one count per rise of a device's line */
+	int kick_efd;               /* written by a kick that found this thread in the host */
 	uint64_t apic_due_ns;       /* the APIC timer's expiry, CLOCK_MONOTONIC (0: not armed) */
 } hosted;
 
@@ -163,18 +164,23 @@ static void host_leave(void)
 
 /* SIGUSR1: the lguest model's waker (a timer expiry, the tap readable) or
  * the signal thread (a stop).  In the guest, it is an exit where the guest
- * stands: serve it now.  In the host, leave it to host_leave.  The handler
- * only runs code the interrupted thread is not inside of, and keeps errno
- * for it. */
+ * stands: serve it now.  In the host, leave it to host_leave, and write
+ * kick_efd: a halt about to sleep in poll() would otherwise miss a kick
+ * that came between its last look and the sleep (KVM closes that window
+ * with KVM_SET_SIGNAL_MASK; here the halt polls kick_efd too).  The
+ * handler only runs code the interrupted thread is not inside of, and
+ * keeps errno for it. */
 static void on_kick(int sig)
 {
 	int saved = errno;
+	uint64_t one = 1;
 
 	(void)sig;
-	if (!hosted.lguest)
-		return;             /* threaded: only a stop, which EINTR and cpu_relax see */
-	kick_pending = 1;
-	if (!in_host) {
+	if (in_host || !hosted.lguest) {
+		kick_pending = hosted.lguest;
+		(void)!write(hosted.kick_efd, &one, sizeof(one));
+	} else {
+		kick_pending = 1;
 		host_enter();
 		serve_kicks();      /* a stop is the guest's to act on, at its next exit or spin */
 		in_host = 0;
@@ -331,9 +337,9 @@ static int apic_poll_timeout_ms(void)
 }
 
 /* Sleep until a device's line has risen since the last wake-up, or the
- * APIC timer expires.  A kick interrupts the poll (EINTR): in the lguest
- * model it is served here, and the guest sleeps on unless a line rose, as
- * a halted vCPU does after KVM_RUN returned for a kick. */
+ * APIC timer expires.  A kick wakes the poll (kick_efd, or EINTR): in the
+ * lguest model it is served here, and the guest sleeps on unless a line
+ * rose, as a halted vCPU does after KVM_RUN returned for a kick. */
 void halt_until_irq(uint64_t seen)
 {
 	uint64_t n;
@@ -343,23 +349,26 @@ void halt_until_irq(uint64_t seen)
 	host_enter();
 	pay_exit();
 	for (;;) {
-		struct pollfd p = { .fd = hosted.irq_efd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = hosted.irq_efd, .events = POLLIN },
+				       { .fd = hosted.kick_efd, .events = POLLIN } };
 		int rc;
 
 		if (hosted.lguest && !serve_kicks())
 			guest_exit(-1);
-		rc = poll(&p, 1, apic_poll_timeout_ms());
+		rc = poll(p, 2, apic_poll_timeout_ms());
 		if (rc < 0 && errno != EINTR)
 			guest_exit(-1);
 		if (stop_requested())
 			guest_exit(-1);
-		if (rc == 0 && hosted.apic_due_ns && monotonic_ns() >= hosted.apic_due_ns) {
-			hosted.apic_due_ns = 0;
-			timer_seq++;
+		if (rc > 0 && (p[1].revents & POLLIN))
+			(void)!read(hosted.kick_efd, &n, sizeof(n));    /* served above, next turn */
+		if (rc > 0 && (p[0].revents & POLLIN) && read(hosted.irq_efd, &n, sizeof(n)) == sizeof(n)) {
 			irq_seq++;
 			break;
 		}
-		if (rc > 0 && read(hosted.irq_efd, &n, sizeof(n)) == sizeof(n)) {
+		if (hosted.apic_due_ns && monotonic_ns() >= hosted.apic_due_ns) {
+			hosted.apic_due_ns = 0;
+			timer_seq++;
 			irq_seq++;
 			break;
 		}
@@ -388,7 +397,7 @@ const struct device_host *thread_device_host(struct run_state *rs)
 {
 	hosted.rs = rs;
 	hosted.lguest = rs->o->net.model == NET_MODEL_LGUEST;
-	hosted.irq_efd = -1;
+	hosted.irq_efd = hosted.kick_efd = -1;
 	/* Guest RAM and the kick as the wiring has them (the kick needs no
 	 * VM: it is SIGUSR1 at this thread); the line goes to the halt's
 	 * eventfd, which needs no ctx. */
@@ -401,7 +410,9 @@ void release_thread_guest(void)
 {
 	if (hosted.irq_efd >= 0)
 		close(hosted.irq_efd);
-	hosted.irq_efd = -1;
+	if (hosted.kick_efd >= 0)
+		close(hosted.kick_efd);
+	hosted.irq_efd = hosted.kick_efd = -1;
 }
 
 /* ---- step 1: RAM, backend, command line ---- */
@@ -413,8 +424,9 @@ int build_thread_guest(struct run_state *rs)
 
 	hosted.heap_next = HOSTED_HEAP_START;
 	hosted.irq_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (hosted.irq_efd < 0)
-		return diag_fail("eventfd for the no-VM guest's interrupt line: %s", strerror(errno));
+	hosted.kick_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (hosted.irq_efd < 0 || hosted.kick_efd < 0)
+		return diag_fail("eventfd for the no-VM guest's interrupt line and kicks: %s", strerror(errno));
 	rc = gmem_map(&rs->vm.mem, rs->o->mem);
 	if (rc < 0)
 		return diag_fail("cannot allocate %llu MiB of guest RAM: %s -- lower --mem",
