@@ -109,6 +109,19 @@ check "tcp, SIGINT: exit 130" [ "$(rc_of int)" = 130 ]
 check "tcp, SIGINT: the stats say so, in the JSON too" \
 	jx "$TMP/int.json" "d['run_end'] == 'signal' and d['vm'] == 'none'" && grep -q "^run_end  *signal" "$TMP/int.err"
 
+# ---- table: both hosts without a VM, tcp over slirp, and an experiment ----
+run_lkvm table table --vm none --model both --workload tcp --net user --rows 10,128 --repeat 1 --bytes 2M \
+	--json "$TMP/table.json"
+check "table --vm none --model both --workload tcp: exit 0, the banner names both axes" \
+	[ "$(rc_of table)" = 0 ] && grep -q "^lguest-kvm table, experiment notify, --vm none --model threaded,lguest:" "$TMP/table.out"
+check "table --vm none --model both: 2 rows x 2 hosts, each ok, each run with --vm none" \
+	jx "$TMP/table.json" "d['vm'] == 'none' and [(r['model'], r['row']) for r in d['rows']] ==
+		[('threaded', '10'), ('threaded', '128'), ('lguest', '10'), ('lguest', '128')] and all(r['ok'] for r in d['rows'])"
+run_lkvm laytab table --vm none --model lguest --experiment layout --rows 40 --repeat 1 --bytes 1M --json "$TMP/lay.json"
+check "table --vm none --model lguest --experiment layout: split and packed rows, ok" \
+	jx "$TMP/lay.json" "[r['options'][-1] for r in d['rows']] == ['split', 'packed'] and
+		all(r['ok'] and r['model'] == 'lguest' for r in d['rows'])"
+
 # ---- stdout on /dev/null, stderr to a file ----
 for model in threaded lguest; do
 	"$LKVM" run --vm none --model $model --bytes 1M --stats-json "$TMP/null-$model.json" </dev/null >/dev/null \
