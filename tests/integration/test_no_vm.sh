@@ -122,6 +122,15 @@ check "table --vm none --model lguest --experiment layout: split and packed rows
 	jx "$TMP/lay.json" "[r['options'][-1] for r in d['rows']] == ['split', 'packed'] and
 		all(r['ok'] and r['model'] == 'lguest' for r in d['rows'])"
 
+# --max-seconds in the middle of a TCP run, with the threaded host this time
+start_receiver $((1 << 30)) 60
+run_lkvm limit run --vm none --model threaded --workload tcp --net user --peer "10.0.2.2:$RX_PORT" --bytes 1G \
+	--max-seconds 1 --quiet --stats-json "$TMP/limit.json"
+kill "$RX_PID" 2>/dev/null; wait "$RX_PID" 2>/dev/null
+check "tcp, --max-seconds 1: exit 124, run_end time-limit, the stats printed" \
+	[ "$(rc_of limit)" = 124 ] && jx "$TMP/limit.json" "d['run_end'] == 'time-limit'" &&
+	grep -q "^run_end  *time-limit" "$TMP/limit.err"
+
 # ---- stdout on /dev/null, stderr to a file ----
 for model in threaded lguest; do
 	"$LKVM" run --vm none --model $model --bytes 1M --stats-json "$TMP/null-$model.json" </dev/null >/dev/null \
