@@ -78,8 +78,8 @@ static void table_usage(FILE *f)
 "\n"
 "  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
 "                       always / threshold x ring 128, 256; --segments 3; with\n"
-"                       --indirect-costs, each of those at every price of a table) | cost (thread\n"
-"                       model: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
+"                       --indirect-costs, each of those at every price of a table) | cost (--vm\n"
+"                       none: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
 "                       0,24 us per frame) | layout (each policy row on the split ring\n"
 "                       and on the packed ring, side by side)\n"
 "  --rows LIST          comma-separated rows instead of the default sweep, e.g.\n"
@@ -91,8 +91,11 @@ static void table_usage(FILE *f)
 "                       ns ascending, e.g. 0,100,250,500,1000 (each row runs with\n"
 "                       --indirect-cost-ns=N); prints where threshold overtakes always\n"
 "  --repeat N           runs per row (default 3)\n"
-"  --model M            threaded | lguest | both (default both) | thread (no VM, no\n"
-"                       /dev/kvm needed: see 'lguest-kvm run --help')\n"
+"  --vm V               where the guest runs: kvm (default) | none (no VM, no /dev/kvm\n"
+"                       needed, real seconds: see 'lguest-kvm run --help')\n"
+"  --model M            how the host services the ring: threaded | lguest | both\n"
+"                       (default both; cost: threaded) | thread (= --vm none --model\n"
+"                       threaded)\n"
 "  --csv FILE           write the table as CSV\n"
 "  --json FILE          write every sample and the medians as JSON\n"
 "  --plot FILE          draw seconds and notifies against threshold (cost: against the\n"
@@ -102,7 +105,7 @@ static void table_usage(FILE *f)
 "                       read one with 'lguest-kvm trace FILE')\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
-"  --layout --exit-cost-ns (--model thread) --indirect-cost-ns --indirect-cold-lines\n"
+"  --layout --exit-cost-ns (--vm none) --indirect-cost-ns --indirect-cold-lines\n"
 "  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
 "                       the table starts for every sample, with the host's loopback\n"
 "                       TCP throughput measured after the sweep as the ceiling\n"
@@ -306,6 +309,8 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 	argv[a++] = "--quiet";
 	argv[a++] = "--stats-json";
 	argv[a++] = json;
+	argv[a++] = "--vm";
+	argv[a++] = (char *)t->vm;
 	argv[a++] = "--model";
 	argv[a++] = (char *)model;
 	/* A run that hangs must not hang the table: far above any 1 GiB run. */
@@ -431,7 +436,7 @@ static const char *paper_row(const char *policy, char *buf, size_t size)
 /* The cost experiment: one line per policy x exit cost x pace. */
 static void print_cost_table(const struct table *t, FILE *f)
 {
-	fprintf(f, "\nModel: thread, no VM  (median of %u; +-%% is (max-min)/median)\n", t->repeat);
+	fprintf(f, "\nModel: %s, no VM  (median of %u; +-%% is (max-min)/median)\n", t->models[0], t->repeat);
 	fprintf(f, "%-10s %-9s %-8s %-17s %-17s %-17s %-7s %s\n", "Threshold", "Exit-us", "Pace-us", "Seconds",
 		"Timeouts", "Notifies", "Gbit/s", "Final-thr");
 	for (unsigned i = 0; i < t->nrows; i++) {
@@ -470,7 +475,8 @@ static void print_layout_cells(const struct row *r, FILE *f)
 static void print_layout_table(const struct table *t, FILE *f)
 {
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		fprintf(f, "%-11s | split: %-8s %-14s %-15s | packed: %-7s %-14s %s\n", "Threshold", "Seconds",
 			"Timeouts", "Notifies", "Seconds", "Timeouts", "Notifies");
 		for (unsigned i = 0; i + 1 < t->nrows; i += 2) {
@@ -505,7 +511,8 @@ static void print_indirect_sweep(const struct table *t, FILE *f)
 	unsigned ncx = table_crossovers(t, cx);
 
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median [min-max] of %u; indirect cost sweep)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median [min-max] of %u; indirect cost sweep)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		fprintf(f, "%-15s %7s  %-22s %-8s %-9s %-8s %-20s %s\n", "Indirect/ring", "Cost-ns", "Gbit/s", "Indirect",
 			"Ring-full", "Notifies", "Build-ns/table", "Pop-ns direct/indirect");
 		for (unsigned i = 0; i < t->nrows; i++) {
@@ -579,7 +586,8 @@ static void print_table(const struct table *t, FILE *f)
 		return;
 	}
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		if (indirect)
 			fprintf(f, "%-16s %-17s %-15s %-9s %-15s %s\n", "Indirect/ring", "Seconds", "Gbit/s",
 				"Indirect", "Ring-full", "Notifies");
@@ -649,14 +657,15 @@ static bool passed(const struct table *t, const char *flag)
 static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
 {
 	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO,
-	       O_ICOSTS, O_TRACE_DIR };
+	       O_ICOSTS, O_TRACE_DIR, O_VM };
 	char *net = NULL;
-	bool model_given = false;
+	bool model_given = false, vm_given = false, model_thread = false;
 	static const struct option longopts[] = {
 		{ "experiment", required_argument, 0, O_EXPERIMENT },
 		{ "rows", required_argument, 0, O_ROWS },
 		{ "repeat", required_argument, 0, O_REPEAT },
 		{ "model", required_argument, 0, O_MODEL },
+		{ "vm", required_argument, 0, O_VM },
 		{ "csv", required_argument, 0, O_CSV },
 		{ "json", required_argument, 0, O_JSON },
 		{ "plot", required_argument, 0, O_PLOT },
@@ -705,14 +714,23 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 				return usage_error("table", "--repeat '%s': give 1..25", optarg);
 			break;
 		case O_MODEL:
+			model_thread = !strcmp(optarg, "thread");
 			if (!strcmp(optarg, "both")) {
 				t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
-			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest") || !strcmp(optarg, "thread")) {
+			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest")) {
 				t->models[0] = optarg, t->nmodels = 1;
+			} else if (model_thread) {
+				t->models[0] = "threaded", t->nmodels = 1;
 			} else {
 				return usage_error("table", "--model '%s': expected threaded, lguest, thread or both", optarg);
 			}
 			model_given = true;
+			break;
+		case O_VM:
+			if (strcmp(optarg, "kvm") && strcmp(optarg, "none"))
+				return usage_error("table", "--vm '%s': expected kvm or none", optarg);
+			t->vm = optarg;
+			vm_given = true;
 			break;
 		case O_CSV: t->csv = optarg; break;
 		case O_JSON: t->json = optarg; break;
@@ -757,6 +775,12 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 	}
 	if (optind < argc)
 		return usage_error("table", "unexpected argument '%s'", argv[optind]);
+	/* --model thread is --vm none --model threaded, and says so. */
+	if (model_thread) {
+		if (vm_given && strcmp(t->vm, "none"))
+			return usage_error("table", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
+		t->vm = "none";
+	}
 	if (t->tcp) {
 		/* The lab owns the network: a tap in a namespace, or slirp. */
 		if (net && strcmp(net, "tap") && strcmp(net, "user"))
@@ -769,11 +793,16 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		t->pass[t->npass++] = net;
 	}
 	if (!strcmp(t->experiment, "cost")) {
-		/* Its knob exists only without a VM; its rows set --pace-ns. */
-		if (model_given && strcmp(t->models[0], "thread"))
-			return usage_error("table", "--experiment cost: runs --model thread only (the exit cost is its "
-					   "knob), not '%s'", t->models[0]);
-		t->models[0] = "thread", t->nmodels = 1;
+		/* Its knob exists only without a VM; its rows set --pace-ns.
+		 * One host model per sweep (threaded unless --model says). */
+		if (vm_given && strcmp(t->vm, "none"))
+			return usage_error("table", "--experiment cost: runs --vm none only (the exit cost is its "
+					   "knob), not --vm '%s'", t->vm);
+		if (model_given && t->nmodels > 1)
+			return usage_error("table", "--experiment cost: one --model at a time (threaded or lguest)%s", "");
+		t->vm = "none";
+		if (!model_given)
+			t->models[0] = "threaded", t->nmodels = 1;
 		for (unsigned i = 0; i < t->npass; i++)
 			if (!strcmp(t->pass[i], "--pace-ns") || t->tcp)
 				return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
@@ -804,9 +833,9 @@ static int check_rows(struct table *t)
 {
 	for (unsigned i = 0; i < t->nrows * t->nmodels; i++) {
 		const struct row *r = &t->rows[0][i % t->nrows];
-		char *argv[MAX_PASS + 16] = { "run", "--model", (char *)t->models[i / t->nrows] };
+		char *argv[MAX_PASS + 16] = { "run", "--vm", (char *)t->vm, "--model", (char *)t->models[i / t->nrows] };
 		struct run_options o;
-		unsigned a = 3;
+		unsigned a = 5;
 		int rc;
 
 		for (unsigned k = 0; k < t->npass; k++)
@@ -959,6 +988,7 @@ int table_main(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	t.experiment = "notify";
 	t.repeat = 3;
+	t.vm = "kvm";
 	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = 2;
 	rc = parse_table_options(&t, argc, argv, &rows);
 	if (rc)
@@ -968,7 +998,7 @@ int table_main(int argc, char **argv)
 		return rc;
 	/* Every sample of a VM model needs KVM: say so once, not in a FAILED
 	 * line per row. */
-	if ((strcmp(t.models[0], "thread") || t.nmodels > 1) && vm_check_kvm() < 0) {
+	if (!strcmp(t.vm, "kvm") && vm_check_kvm() < 0) {
 		diag_print();
 		return EXIT_ERROR;
 	}
@@ -989,7 +1019,8 @@ int table_main(int argc, char **argv)
 		tcp_lab_close(&t.lab);
 		measure_loopback(&t);
 	}
-	printf("lguest-kvm table, experiment %s:", t.experiment);
+	printf("lguest-kvm table, experiment %s, --vm %s --model %s%s%s:", t.experiment, t.vm, t.models[0],
+	       t.nmodels > 1 ? "," : "", t.nmodels > 1 ? t.models[1] : "");
 	for (unsigned i = 0; i < t.npass; i++)
 		printf(" %s", t.pass[i]);
 	for (unsigned c = 0; c < t.nicosts; c++)

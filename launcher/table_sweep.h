@@ -44,7 +44,8 @@ struct table {
 	const char *experiment;     /* notify | indirect | cost | layout */
 	unsigned icosts[MAX_ICOSTS]; /* indirect: --indirect-costs, ascending (ns) */
 	unsigned nicosts;           /* 0: no cost sweep, the 2011 rows alone */
-	const char *models[2];
+	const char *vm;             /* --vm: kvm | none, for every row */
+	const char *models[2];      /* --model: threaded and/or lguest */
 	unsigned nmodels;
 	unsigned repeat;
 	char *pass[MAX_PASS];       /* options passed through to every run */

@@ -148,7 +148,7 @@ int table_write_csv(const struct table *t)
 
 	if (!f)
 		return diag_fail("--csv %s: %s", t->csv, strerror(errno));
-	fprintf(f, "experiment,model,row,options,samples");
+	fprintf(f, "experiment,vm,model,row,options,samples");
 	for (unsigned m = 0; m < M_COUNT; m++)
 		fprintf(f, ",%s_median,%s_min,%s_max", table_metric_key[m], table_metric_key[m], table_metric_key[m]);
 	fprintf(f, ",failed\n");
@@ -156,7 +156,7 @@ int table_write_csv(const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
 
-			fprintf(f, "%s,%s,%s,", t->experiment, t->models[mi], r->label);
+			fprintf(f, "%s,%s,%s,%s,", t->experiment, t->vm, t->models[mi], r->label);
 			for (unsigned k = 0; k < r->nargs; k++)
 				fprintf(f, "%s%s", k ? " " : "", r->args[k]);
 			fprintf(f, ",%u", r->n);
@@ -176,7 +176,8 @@ int table_write_json(const struct table *t)
 
 	if (!f)
 		return diag_fail("--json %s: %s", t->json, strerror(errno));
-	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ", t->experiment, t->repeat);
+	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"vm\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ",
+		t->experiment, t->vm, t->repeat);
 	json_write_string(f, host_hypervisor());
 	fprintf(f, ",\n  \"emulated\": %s,\n  \"options\": [", host_is_emulated() ? "true" : "false");
 	for (unsigned i = 0; i < t->npass; i++) {
@@ -188,7 +189,8 @@ int table_write_json(const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
 
-			fprintf(f, "%s\n    {\"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->models[mi]);
+			fprintf(f, "%s\n    {\"vm\": \"%s\", \"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->vm,
+				t->models[mi]);
 			json_write_string(f, r->label);
 			if (t->nicosts) {
 				fprintf(f, ", \"indirect\": ");
