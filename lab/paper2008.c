@@ -124,12 +124,13 @@ void shape_judge(const struct shape_row *rows, size_t n, struct shape_verdict *v
 		v->timeouts_vs_2008 = paper_past > 0 ? past_timeouts / paper_past : 0;
 		v->timeouts_ok = v->timeout_rise >= 2 && v->timeouts_vs_2008 >= 1.0 / 3 && v->timeouts_vs_2008 <= 3;
 
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(rows[i].policy, "dynamic")) {
-				v->dynamic_notifies = rows[i].notifies;
-				v->dynamic_ok = rows[i].notifies >= past_notifies && rows[i].notifies <= ten->notifies;
-			}
+		v->past_notifies = past_notifies;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].policy, "dynamic")) {
+			v->dynamic_notifies = rows[i].notifies;
+			v->dynamic_ok = v->cliff && rows[i].notifies >= v->past_notifies && rows[i].notifies <= ten->notifies;
+		}
 
 	for (size_t i = 0; i < ns; i++)
 		if (!fastest || st[i]->seconds < fastest->seconds)
@@ -148,25 +149,26 @@ static const char *yes(bool ok)
 
 void shape_describe(const struct shape_verdict *v, char *buf, size_t size)
 {
-	char cliff[32] = "none", dyn[64] = "no Dynamic row";
+	char cliff[32] = "none", drop[64] = "no cliff", rise[96] = "no cliff", dyn[64] = "no Dynamic row";
 	int len;
 
 	if (!v->judged) {
 		snprintf(buf, size, "shape: not judged (needs threshold 10 and a later static row)\n");
 		return;
 	}
-	if (v->cliff)
+	if (v->cliff) {
 		snprintf(cliff, sizeof(cliff), "%u", v->cliff);
+		snprintf(drop, sizeof(drop), "%.0fx", v->notify_drop);
+		snprintf(rise, sizeof(rise), "%.2fx, and within 3x of 2008's: %.2fx", v->timeout_rise, v->timeouts_vs_2008);
+	}
 	if (v->dynamic_notifies >= 0)
 		snprintf(dyn, sizeof(dyn), "%.0f notifies per GiB", v->dynamic_notifies);
 	len = snprintf(buf, size,
 		       "shape against 2008 (%u of 5 hold):\n"
 		       "  cliff (first row under 1%% of threshold 10's notifies) at 40 or 50: %s -- %s (2008: 40)\n"
-		       "  notifies drop >= 100x across it: %.0fx -- %s (2008: 886x)\n"
-		       "  timeouts past it >= 2x threshold 10's: %.2fx, and within 3x of 2008's: %.2fx -- %s "
-		       "(2008: 2.16x, 1x)\n",
-		       v->met, cliff, yes(v->cliff_ok), v->notify_drop, yes(v->notify_drop_ok), v->timeout_rise,
-		       v->timeouts_vs_2008, yes(v->timeouts_ok));
+		       "  notifies drop >= 100x across it: %s -- %s (2008: 886x)\n"
+		       "  timeouts past it >= 2x threshold 10's: %s -- %s (2008: 2.16x, 1x)\n",
+		       v->met, cliff, yes(v->cliff_ok), drop, yes(v->notify_drop_ok), rise, yes(v->timeouts_ok));
 	if (len < 0 || (size_t)len >= size)
 		return;
 	snprintf(buf + len, size - len,

@@ -39,7 +39,8 @@ struct shape_verdict {
 	bool judged;          /* rows enough to judge: static:10 and a later static row */
 	unsigned cliff;       /* first static threshold with notifies < 1% of threshold 10's; 0: none (2008: 40) */
 	bool cliff_ok;        /* at 40 or 50 */
-	double notify_drop;   /* threshold 10's notifies / the median past the cliff (2008: 886) */
+	double past_notifies; /* the median of the rows from the cliff on, per GiB (2008: 1,002.5) */
+	double notify_drop;   /* threshold 10's notifies / past_notifies (2008: 886) */
 	bool notify_drop_ok;  /* >= 100 */
 	double timeout_rise;  /* median timeouts past the cliff / threshold 10's (2008: 2.16) */
 	double timeouts_vs_2008;   /* that median / 2008's, per GiB (2008: 1) */

@@ -170,14 +170,57 @@ int table_write_csv(const struct table *t)
 	return fclose(f) ? diag_fail("--csv %s: write failed", t->csv) : 0;
 }
 
+double table_per_gib(const struct table *t)
+{
+	return t->bytes ? (double)(1ull << 30) / t->bytes : 1;
+}
+
+void table_shape(const struct table *t, unsigned mi, struct shape_verdict *v)
+{
+	struct shape_row rows[MAX_ROWS];
+	size_t n = 0;
+	double g = table_per_gib(t);
+
+	for (unsigned i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[mi][i];
+
+		if (r->failed[0] || !r->n || !r->policy)
+			continue;
+		rows[n++] = (struct shape_row){ r->policy, r->median[M_SECONDS] * g, r->min[M_SECONDS] * g,
+						r->max[M_SECONDS] * g, r->median[M_TIMEOUTS] * g,
+						r->median[M_NOTIFIES] * g };
+	}
+	shape_judge(rows, n, v);
+}
+
+/* The notify table's shape against 2008's, one object per model. */
+static void write_verdicts(FILE *f, const struct table *t)
+{
+	fprintf(f, ",\n  \"per_gib\": %.9g,\n  \"verdict\": [", table_per_gib(t));
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		struct shape_verdict v;
+
+		table_shape(t, mi, &v);
+		fprintf(f, "%s\n    {\"model\": \"%s\", \"judged\": %s, \"met\": %u, \"cliff\": %u, \"cliff_ok\": %s, "
+			"\"notify_drop\": %.6g, \"notify_drop_ok\": %s, \"timeout_rise\": %.6g, "
+			"\"timeouts_vs_2008\": %.6g, \"timeouts_ok\": %s, \"fastest\": %u, \"fastest_ok\": %s, "
+			"\"fastest_separate\": %s, \"dynamic_notifies_per_gib\": %.6g, \"dynamic_ok\": %s}",
+			mi ? "," : "", t->models[mi], v.judged ? "true" : "false", v.met, v.cliff,
+			v.cliff_ok ? "true" : "false", v.notify_drop, v.notify_drop_ok ? "true" : "false", v.timeout_rise,
+			v.timeouts_vs_2008, v.timeouts_ok ? "true" : "false", v.fastest, v.fastest_ok ? "true" : "false",
+			v.fastest_separate ? "true" : "false", v.dynamic_notifies, v.dynamic_ok ? "true" : "false");
+	}
+	fprintf(f, "\n  ]");
+}
+
 int table_write_json(const struct table *t)
 {
 	FILE *f = fopen(t->json, "w");
 
 	if (!f)
 		return diag_fail("--json %s: %s", t->json, strerror(errno));
-	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"vm\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ",
-		t->experiment, t->vm, t->repeat);
+	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"preset\": \"%s\",\n  \"vm\": \"%s\",\n  \"repeat\": %u,\n"
+		"  \"host_hypervisor\": ", t->experiment, t->preset ? t->preset->name : "none", t->vm, t->repeat);
 	json_write_string(f, host_hypervisor());
 	fprintf(f, ",\n  \"emulated\": %s,\n  \"options\": [", host_is_emulated() ? "true" : "false");
 	for (unsigned i = 0; i < t->npass; i++) {
@@ -224,6 +267,8 @@ int table_write_json(const struct table *t)
 			fprintf(f, "}");
 		}
 	fprintf(f, "\n  ]");
+	if (!strcmp(t->experiment, "notify"))
+		write_verdicts(f, t);
 	if (t->nicosts) {
 		struct crossover cx[MAX_CROSSOVERS];
 		unsigned ncx = table_crossovers(t, cx);
