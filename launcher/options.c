@@ -72,19 +72,22 @@ static bool parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *prefix)
 /* The tcp workload's network, where the options left it open: user-mode
  * networking unless root (who gets the 2008 setup, a tap), and the
  * addresses that go with the backend. */
-/* --model thread runs the stub's raw workload, and only its own: no image,
- * no fault modes (they need a VM to break), no --exit-cost-ns elsewhere. */
-static int check_thread_model(const struct run_options *o, bool exit_cost_given)
+/* --vm none runs the stub's own raw and tcp workloads and its hostile
+ * rings: no image, no CPU faults (they need a VM to break), no trace ring
+ * tricks (their addresses are a VM's), no --exit-cost-ns with a VM. */
+static int check_no_vm(const struct run_options *o, bool exit_cost_given)
 {
 	if (!o->no_vm)
-		return exit_cost_given ? usage_error("run", "--exit-cost-ns: only with --model thread (a VM's exits "
+		return exit_cost_given ? usage_error("run", "--exit-cost-ns: only with --vm none (a VM's exits "
 						     "cost what they cost)%s", "") : 0;
-	if (strcmp(o->workload, "raw"))
-		return usage_error("run", "--model thread: runs --workload raw only, not '%s'", o->workload);
+	if (strcmp(o->workload, "raw") && strcmp(o->workload, "tcp"))
+		return usage_error("run", "--vm none: runs --workload raw or tcp only, not '%s'", o->workload);
 	if (o->guest)
-		return usage_error("run", "--model thread: runs the built-in stub's code, not the image '%s'", o->guest);
-	if (strcmp(o->fault, "none") || o->seccomp_probe)
-		return usage_error("run", "--model thread: no --fault modes (they need a VM)%s", "");
+		return usage_error("run", "--vm none: runs the built-in stub's code, not the image '%s'", o->guest);
+	if ((strcmp(o->fault, "none") && (strncmp(o->fault, "hostile-", 8) || !strncmp(o->fault, "hostile-trace-", 14))) ||
+	    o->seccomp_probe)
+		return usage_error("run", "--vm none: of the --fault modes only the hostile rings (hostile-*, not "
+				   "hostile-trace-*); '%s' needs a VM", o->seccomp_probe ? "seccomp-probe" : o->fault);
 	return 0;
 }
 
@@ -149,7 +152,16 @@ static bool parse_model(const char *arg, void *opts)
 	struct run_options *o = opts;
 
 	o->net.model = strcmp(arg, "lguest") ? NET_MODEL_THREADED : NET_MODEL_LGUEST;
-	o->no_vm = !strcmp(arg, "thread");
+	o->model_thread = !strcmp(arg, "thread");
+	return true;
+}
+
+static bool parse_vm(const char *arg, void *opts)
+{
+	struct run_options *o = opts;
+
+	o->no_vm = !strcmp(arg, "none");
+	o->vm_given = true;
 	return true;
 }
 
@@ -295,14 +307,17 @@ static const struct opt run_opts[] = {
 	  .help = "debugging: a root run keeps uid 0 (capabilities are still dropped)" },
 	{ OPT_FLAG, "no-seccomp", NULL, RUN(no_seccomp),
 	  .help = "debugging: no system call allow-list around the run loop" },
+	{ OPT_WORD, "vm", "V", OPT_NO_FIELD, .words = "kvm|none", .parse = parse_vm, .def = "kvm",
+	  .help = "where the guest runs: kvm, a VM; none, no VM: the stub's own driver and workload on a host "
+		  "thread (needs no /dev/kvm)" },
 	{ OPT_WORD, "model", "M", OPT_NO_FIELD, .words = "threaded|lguest|thread", .parse = parse_model,
 	  .def = "threaded",
-	  .help = "threaded: ioeventfd + a device thread; lguest: every notify is an exit; thread: no VM, the "
-		  "stub's driver and raw workload on a host thread against the threaded model's devices (needs "
-		  "no /dev/kvm)" },
+	  .help = "how the host services the ring: threaded, a device thread woken by ioeventfd; lguest, the "
+		  "guest's thread drains at each notify and a waker thread interrupts it for timer expiries; "
+		  "thread is the old spelling of --vm none --model threaded" },
 	{ OPT_U32, "exit-cost-ns", "N", RUN(exit_cost_ns), 0, 10000000, .parse = note_exit_cost,
-	  .help = "thread model: spin N ns wherever a VM guest would exit (each MMIO access -- a notify is one -- "
-		  "and each halt)" },
+	  .help = "--vm none: spin N ns wherever a VM guest would exit (each MMIO access -- a notify is one --, "
+		  "each halt, each timer interrupt of the lguest model)" },
 	{ OPT_CUSTOM, "timeout-us", "N|adaptive", OPT_NO_FIELD, .parse = parse_timeout,
 	  .accepts = "1 to 10000000 or adaptive", .def = "adaptive",
 	  .help = "host poll timer: fixed N us, or 2008's adaptive rule starting at 500 us" },
@@ -339,6 +354,12 @@ static const char run_outro[] =
 /* The workload against the network: tcp's defaults, raw's limits. */
 static int check_workload_net(struct run_options *o)
 {
+	/* --model thread is --vm none --model threaded, and says so. */
+	if (o->model_thread) {
+		if (o->vm_given && !o->no_vm)
+			return usage_error("run", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
+		o->no_vm = true;
+	}
 	if (!strcmp(o->workload, "tcp")) {
 		apply_tcp_defaults(o, o->net_given);
 		if (o->frame < 62 || o->frame > 1514) {
@@ -426,5 +447,5 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		return usage_error("run", "unexpected argument '%s'", argv[first + 1]);
 	if (first == argc - 1)
 		o->guest = argv[first];
-	return check_thread_model(o, o->exit_cost_given);
+	return check_no_vm(o, o->exit_cost_given);
 }

@@ -24,8 +24,8 @@ struct run_options {
 	uint32_t pace_ns;           /* guest work per frame, in ns (0: none) */
 	uint32_t indirect_cost_ns;  /* guest work per indirect table built, in ns (0: none) */
 	uint32_t indirect_cold_lines; /* cold cache lines the guest loads per indirect table */
-	bool no_vm;                 /* --model thread: the stub's driver on a host thread */
-	uint32_t exit_cost_ns;      /* --model thread: spin per would-be exit */
+	bool no_vm;                 /* --vm none: the stub's driver on a host thread */
+	uint32_t exit_cost_ns;      /* --vm none: spin per would-be exit */
 	const char *wait;           /* spin | halt */
 	const char *indirect;       /* never | always | threshold[:N] */
 	const char *layout;         /* split | packed: the net queues' ring layout */
@@ -44,7 +44,9 @@ struct run_options {
 	uint16_t peer_port;
 	bool tso;                   /* tcp over tap: VIRTIO_NET_F_CSUM + HOST_TSO4 */
 	bool net_given;             /* --net was given (else tcp picks the backend) */
-	bool exit_cost_given;       /* --exit-cost-ns was given (thread model only) */
+	bool exit_cost_given;       /* --exit-cost-ns was given (--vm none only) */
+	bool vm_given;              /* --vm was given */
+	bool model_thread;          /* --model thread: the old spelling of --vm none */
 };
 
 void run_options_defaults(struct run_options *o);

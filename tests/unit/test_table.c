@@ -25,6 +25,7 @@ static void fresh(const char *experiment, unsigned nmodels)
 {
 	memset(&t, 0, sizeof(t));
 	t.experiment = experiment;
+	t.vm = "kvm";
 	t.repeat = 3;
 	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = nmodels;
 }
@@ -253,9 +254,10 @@ static void test_writers(void)
 	for (const char *p = text; *p; p++)
 		lines += *p == '\n';
 	CHECK(lines == t.nrows + 1, "CSV: a header and one line per row (%u lines, %u rows)", lines, t.nrows);
-	CHECK(!strncmp(text, "experiment,model,row,options,samples,seconds_median,seconds_min,seconds_max,", 76),
+	CHECK(!strncmp(text, "experiment,vm,model,row,options,samples,seconds_median,seconds_min,seconds_max,", 79),
 	      "CSV: the header names each metric's median, min and max");
-	CHECK(strstr(text, "\nindirect,threaded,always/128") != NULL, "CSV: rows carry experiment, model and label");
+	CHECK(strstr(text, "\nindirect,kvm,threaded,always/128") != NULL, "CSV: rows carry experiment, vm, model and "
+	      "label");
 	CHECK(strstr(text, ",,,,,,") != NULL, "CSV: a failed row's metrics are empty");
 
 	CHECK(json_value("{\"a\": [1, -2.5e3, true, null]}") && !json_value("{\"a\": \"x\"y\"}") &&
