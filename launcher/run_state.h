@@ -16,10 +16,8 @@
  * (Steps 2 and 3, wiring the devices and dropping privileges, are
  * wiring.c's and sandbox.c's; run.c calls them.)
  *
- * The state embeds the devices themselves -- struct net and, through
- * net.h, libslirp's header -- so every file that includes this one is built
- * into run_lib, with libslirp visible (meson.build); the rest of the
- * launcher never sees it.
+ * The state embeds the devices themselves (struct net, struct console);
+ * a net backend's own state stays behind its table (net_backend.h).
  */
 #ifndef RUN_STATE_H
 #define RUN_STATE_H

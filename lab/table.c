@@ -34,22 +34,11 @@
 #include "host_kind.h"
 #include "lguest_kvm_abi.h"
 #include "options.h"
+#include "paper2008.h"
+#include "preset.h"
 #include "stats.h"
 #include "table_sweep.h"
 #include "vm.h"
-
-/* The seed's table: 1G TCP Guest->Host on lguest, ring 128 (2008). */
-static const struct {
-	const char *policy;
-	double seconds;
-	unsigned long timeouts, notifies;
-} paper[] = {
-	{ "static:10", 19.3884, 131023, 888650 }, { "static:20", 18.4506, 364787, 696192 },
-	{ "static:30", 17.1893, 260382, 431136 }, { "static:40", 17.172, 279006, 1112 },
-	{ "static:50", 17.0873, 282943, 816 },    { "static:60", 16.7904, 282645, 955 },
-	{ "static:70", 16.6979, 283811, 1144 },   { "static:100", 16.5922, 280790, 1039 },
-	{ "static:128", 17.3227, 283651, 966 },   { "dynamic", 17.4682, 275860, 64153 },
-};
 
 /* Ctrl-C reaches the running child too (same process group); SIGTERM sent
  * to us alone is passed on.  Either way the child prints its stats and
@@ -74,8 +63,15 @@ static void table_usage(FILE *f)
 "Reproduce Rusty Russell's 2008 table (Threshold / Seconds / Timeouts / Notifies):\n"
 "transmit --bytes with static thresholds 10..128 and Dynamic, plus the rows the\n"
 "paper lacked (Always: no threshold; Event-idx), each --repeat times; prints\n"
-"the median with the spread, (max-min)/median, beside the 2008 figures.\n"
+"the median with the spread, (max-min)/median, beside the 2008 figures, ours\n"
+"over 2008's per GiB, and a verdict on the shape (cliff, drop, timeouts, fastest\n"
+"regime, Dynamic).  By default the rows stand for the 2008 machine (--preset 2008:\n"
+"TCP guest->host, lguest host; --vm none where /dev/kvm is missing, so the\n"
+"seconds are real).\n"
 "\n"
+"  --preset P           2008 (the notify experiment's default: docs/seed-2008.md;\n"
+"                       each of its options gives way to one you pass) | none (the\n"
+"                       run defaults: raw frames of 1514 bytes, both host models)\n"
 "  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
 "                       always / threshold x ring 128, 256; --segments 3; with\n"
 "                       --indirect-costs, each of those at every price of a table) | cost (--vm\n"
@@ -91,10 +87,11 @@ static void table_usage(FILE *f)
 "                       ns ascending, e.g. 0,100,250,500,1000 (each row runs with\n"
 "                       --indirect-cost-ns=N); prints where threshold overtakes always\n"
 "  --repeat N           runs per row (default 3)\n"
-"  --vm V               where the guest runs: kvm (default) | none (no VM, no /dev/kvm\n"
+"  --vm V               where the guest runs: kvm (default; with the preset: kvm if\n"
+"                       /dev/kvm works, else none) | none (no VM, no /dev/kvm\n"
 "                       needed, real seconds: see 'lguest-kvm run --help')\n"
 "  --model M            how the host services the ring: threaded | lguest | both\n"
-"                       (default both; cost: threaded) | thread (= --vm none --model\n"
+"                       (default both; the preset: lguest; cost: threaded) | thread (= --vm none --model\n"
 "                       threaded)\n"
 "  --csv FILE           write the table as CSV\n"
 "  --json FILE          write every sample and the medians as JSON\n"
@@ -423,14 +420,28 @@ static void progress(struct table *t, const char *model, const struct row *r, un
 	fflush(stderr);
 }
 
-static const char *paper_row(const char *policy, char *buf, size_t size)
+/* The seed's row beside ours, and ours over it per GiB. */
+static const char *paper_cells(const struct table *t, const struct row *r, char *buf, size_t size)
 {
-	for (size_t i = 0; i < sizeof(paper) / sizeof(paper[0]); i++)
-		if (!strcmp(paper[i].policy, policy)) {
-			snprintf(buf, size, "%9.4f %8lu %8lu", paper[i].seconds, paper[i].timeouts, paper[i].notifies);
-			return buf;
-		}
-	return "";
+	const struct paper_row *p = paper2008_find(r->policy);
+	double g = table_per_gib(t);
+
+	if (!p)
+		return "";
+	snprintf(buf, size, "%9.4f %8.0f %8.0f | %6.2f %7.3f", p->seconds, p->timeouts, p->notifies,
+		 r->median[M_TIMEOUTS] * g / p->timeouts, r->median[M_NOTIFIES] * g / p->notifies);
+	return buf;
+}
+
+/* Under a notify table: how its shape compares with 2008's. */
+static void print_verdict(const struct table *t, unsigned mi, FILE *f)
+{
+	struct shape_verdict v;
+	char text[1024];
+
+	table_shape(t, mi, &v);
+	shape_describe(&v, text, sizeof(text));
+	fprintf(f, "%s", text);
 }
 
 /* The cost experiment: one line per policy x exit cost x pace. */
@@ -592,11 +603,12 @@ static void print_table(const struct table *t, FILE *f)
 			fprintf(f, "%-16s %-17s %-15s %-9s %-15s %s\n", "Indirect/ring", "Seconds", "Gbit/s",
 				"Indirect", "Ring-full", "Notifies");
 		else
-			fprintf(f, "%-10s %-17s %-17s %-17s %-7s %-9s | 2008: %-8s %-8s %s\n", "Threshold", "Seconds",
-				"Timeouts", "Notifies", "Gbit/s", "Final-thr", "Seconds", "Timeouts", "Notifies");
+			fprintf(f, "%-10s %-17s %-17s %-17s %-7s %-9s | 2008: %-8s %-8s %-8s | %s\n", "Threshold",
+				"Seconds", "Timeouts", "Notifies", "Gbit/s", "Final-thr", "Seconds", "Timeouts", "Notifies",
+				"x2008/GiB: Timeouts Notifies");
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
-			char s[40], a[40], b[40], pbuf[64];
+			char s[40], a[40], b[40], pbuf[96];
 
 			if (r->failed[0]) {
 				fprintf(f, "%-10s FAILED: %s\n", r->label, r->failed);
@@ -613,7 +625,13 @@ static void print_table(const struct table *t, FILE *f)
 			snprintf(a, sizeof(a), "%.0f +-%.0f%%", r->median[M_TIMEOUTS], spread_pct(r, M_TIMEOUTS));
 			snprintf(b, sizeof(b), "%.0f +-%.0f%%", r->median[M_NOTIFIES], spread_pct(r, M_NOTIFIES));
 			fprintf(f, "%-10s %-17s %-17s %-17s %-7.2f %-9.0f | %s\n", r->label, s, a, b,
-				r->median[M_GBPS], r->median[M_THRESHOLD], paper_row(r->policy, pbuf, sizeof(pbuf)));
+				r->median[M_GBPS], r->median[M_THRESHOLD], paper_cells(t, r, pbuf, sizeof(pbuf)));
+		}
+		if (!indirect) {
+			if (t->bytes != 1ull << 30)
+				fprintf(f, "(x2008/GiB: our median per GiB -- x%.3g for --bytes %.0f MiB -- over 2008's 1 GiB)\n",
+					table_per_gib(t), t->bytes / 1048576.0);
+			print_verdict(t, mi, f);
 		}
 	}
 }
@@ -654,14 +672,54 @@ static bool passed(const struct table *t, const char *flag)
 	return false;
 }
 
+/* The notify experiment stands for a machine: 2008's unless --preset says
+ * otherwise.  Each of the preset's options goes to every run unless the
+ * user gave it; so do its workload, its host model and, unless --vm was
+ * given, KVM where it can be had and the no-VM host where it cannot (whose
+ * seconds are real, unlike an emulator's). */
+static int apply_preset(struct table *t, const char *name, bool workload_given, bool model_given, bool vm_given,
+			char **net)
+{
+	const struct preset *p;
+
+	if (name ? !strcmp(name, "none") : strcmp(t->experiment, "notify"))
+		return 0;
+	p = preset_find(name ? name : "2008");
+	if (strcmp(t->experiment, "notify"))
+		return usage_error("table", "--preset: a machine for the notify experiment, not '%s' (add --preset none)",
+				   t->experiment);
+	t->preset = p;
+	if (!workload_given)
+		t->tcp = !strcmp(p->workload, "tcp");
+	if (t->tcp && !*net)
+		*net = "user";   /* unprivileged, and the same for root: no namespace to set up */
+	if (!model_given)
+		t->models[0] = p->model, t->nmodels = 1;
+	if (!vm_given)
+		t->vm = vm_check_kvm() == 0 ? "kvm" : "none";
+	for (size_t i = 0; i < p->count; i++) {
+		const struct preset_option *o = &p->options[i];
+
+		if (passed(t, o->option) || (o->vm_none_only && strcmp(t->vm, "none")))
+			continue;
+		if (t->npass + 2 > MAX_PASS)
+			return usage_error("table", "too many options%s", "");
+		t->pass[t->npass++] = (char *)o->option;
+		t->pass[t->npass++] = (char *)o->value;
+	}
+	return 0;
+}
+
 static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
 {
 	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO,
-	       O_ICOSTS, O_TRACE_DIR, O_VM };
+	       O_ICOSTS, O_TRACE_DIR, O_VM, O_PRESET };
 	char *net = NULL;
-	bool model_given = false, vm_given = false, model_thread = false;
+	const char *preset = NULL;
+	bool model_given = false, vm_given = false, model_thread = false, workload_given = false;
 	static const struct option longopts[] = {
 		{ "experiment", required_argument, 0, O_EXPERIMENT },
+		{ "preset", required_argument, 0, O_PRESET },
 		{ "rows", required_argument, 0, O_ROWS },
 		{ "repeat", required_argument, 0, O_REPEAT },
 		{ "model", required_argument, 0, O_MODEL },
@@ -704,6 +762,11 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			t->experiment = optarg;
 			break;
 		case O_ROWS: *rows = optarg; break;
+		case O_PRESET:
+			if (strcmp(optarg, "none") && !preset_find(optarg))
+				return usage_error("table", "--preset '%s': expected 2008 or none", optarg);
+			preset = optarg;
+			break;
 		case O_ICOSTS:
 			if (parse_icosts(t, optarg))
 				return EXIT_USAGE;
@@ -746,6 +809,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp"))
 				return usage_error("table", "--workload '%s': expected raw or tcp", optarg);
 			t->tcp = !strcmp(optarg, "tcp");
+			workload_given = true;
 			break;
 		case O_TSO:
 			if (t->npass + 1 > MAX_PASS)
@@ -781,6 +845,8 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			return usage_error("table", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
 		t->vm = "none";
 	}
+	if (apply_preset(t, preset, workload_given, model_given, vm_given, &net) < 0)
+		return EXIT_USAGE;
 	if (t->tcp) {
 		/* The lab owns the network: a tap in a namespace, or slirp. */
 		if (net && strcmp(net, "tap") && strcmp(net, "user"))
@@ -1019,6 +1085,8 @@ int table_main(int argc, char **argv)
 		tcp_lab_close(&t.lab);
 		measure_loopback(&t);
 	}
+	if (t.preset)
+		printf("Preset %s: %s\n", t.preset->name, t.preset->summary);
 	printf("lguest-kvm table, experiment %s, --vm %s --model %s%s%s:", t.experiment, t.vm, t.models[0],
 	       t.nmodels > 1 ? "," : "", t.nmodels > 1 ? t.models[1] : "");
 	for (unsigned i = 0; i < t.npass; i++)
