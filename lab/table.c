@@ -845,8 +845,8 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			return usage_error("table", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
 		t->vm = "none";
 	}
-	if (apply_preset(t, preset, workload_given, model_given, vm_given, &net) < 0)
-		return EXIT_USAGE;
+	if ((c = apply_preset(t, preset, workload_given, model_given, vm_given, &net)))
+		return c;
 	if (t->tcp) {
 		/* The lab owns the network: a tap in a namespace, or slirp. */
 		if (net && strcmp(net, "tap") && strcmp(net, "user"))

@@ -110,7 +110,7 @@ check "tcp, SIGINT: the stats say so, in the JSON too" \
 	jx "$TMP/int.json" "d['run_end'] == 'signal' and d['vm'] == 'none'" && grep -q "^run_end  *signal" "$TMP/int.err"
 
 # ---- table: both hosts without a VM, tcp over slirp, and an experiment ----
-run_lkvm table table --vm none --model both --workload tcp --net user --rows 10,128 --repeat 1 --bytes 2M \
+run_lkvm table table --preset none --vm none --model both --workload tcp --net user --rows 10,128 --repeat 1 --bytes 2M \
 	--json "$TMP/table.json"
 check "table --vm none --model both --workload tcp: exit 0, the banner names both axes" \
 	[ "$(rc_of table)" = 0 ] && grep -q "^lguest-kvm table, experiment notify, --vm none --model threaded,lguest:" "$TMP/table.out"

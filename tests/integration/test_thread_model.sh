@@ -161,7 +161,7 @@ check "--policy event-desc on split: refused" refused edesc --model thread --pol
 
 # table: the thread model sweeps without /dev/kvm; the cost experiment
 # fills every row it promises.
-run_lkvm table table --model thread --rows 40,dynamic --repeat 2 --bytes 4M --json "$TMP/table.json"
+run_lkvm table table --preset none --model thread --rows 40,dynamic --repeat 2 --bytes 4M --json "$TMP/table.json"
 check "table --model thread: exit 0" [ "$(rc_of table)" = 0 ]
 check "table --model thread: 2 rows x 2 samples, all ok" python3 - "$TMP/table.json" <<'PY'
 import json, sys
