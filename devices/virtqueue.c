@@ -110,7 +110,7 @@ void vq_reset(struct vq *vq)
 
 bool vq_has_avail(const struct vq *vq)
 {
-	return vq->ready && !vq->broken && vq->layout->has_avail(vq);
+	return vq->ready && !vq->broken && !vq->held && vq->layout->has_avail(vq);
 }
 
 void vq_chain_start(struct vq_chain *c, uint16_t head)
@@ -175,7 +175,7 @@ const void *vq_indirect_table(struct vq *vq, struct vq_chain *c, uint64_t addr, 
 
 int vq_pop_avail(struct vq *vq, struct vq_chain *c)
 {
-	if (!vq->ready || vq->broken)
+	if (!vq->ready || vq->broken || vq->held)
 		return vq->broken ? -1 : 0;
 	return vq->layout->pop(vq, c);
 }
