@@ -218,6 +218,10 @@ static void set_irq_line(void *ctx, unsigned gsi, bool level)
 
 /* ---- failing ---- */
 
+/* Where the guest thread is, for the watchdog's report. */
+static const char *volatile guest_where = "running";
+static volatile uint32_t guest_seen;
+
 static void dump_state(void)
 {
 	uint64_t done = completed;
@@ -246,9 +250,12 @@ static void dump_state(void)
 	       host_interrupts, notify_seq, irq_seq);
 	if (net)
 		printf("  net.c: suppressed %d timer_armed %d timeout_us %u notifies(wakeups) %" PRIu64
-		       " timeouts %" PRIu64 " recheck_hits %" PRIu64 " needs_reset %d\n",
+		       " timeouts %" PRIu64 " recheck_hits %" PRIu64 " needs_reset %d interrupt_status 0x%x"
+		       " line rises %" PRIu64 " tx interrupts %" PRIu64 "\n",
 		       net->suppressed, net->timer_armed, net->timeout_us, net->st.notify_wakeups, net->st.timeouts,
-		       net->st.recheck_hits, net->mmio.needs_reset);
+		       net->st.recheck_hits, net->mmio.needs_reset, net->mmio.interrupt_status, net->mmio.interrupts,
+		       net->st.interrupts);
+	printf("  guest thread: %s (irq seq it sleeps on: %u)\n", guest_where, guest_seen);
 }
 
 /* A stall or corruption: the harness's verdict.  Never returns. */
@@ -327,9 +334,13 @@ static void guest_wait_used(void)
 		uint32_t seen = irq_seq;
 
 		guest_ack();
-		if (gvq_enable_interrupts(&q))
+		if (gvq_enable_interrupts(&q)) {
+			guest_seen = seen;
+			guest_where = "asleep, waiting for an interrupt";
 			while (irq_seq == seen && !stop)
 				sleep_on(&irq_seq, seen, 0);
+			guest_where = "running";
+		}
 		if (stop)
 			break;
 	}
