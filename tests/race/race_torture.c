@@ -588,7 +588,7 @@ static int run_config(void)
 
 static void usage(void)
 {
-	printf("usage: race-torture [--config NAME|all] [--buffers N] [--seed N] [--ring N] [--stall-ms N]\n"
+	printf("usage: race-torture [--config NAME|notify|timer|all] [--buffers N] [--seed N] [--ring N] [--stall-ms N]\n"
 	       "                    [--odds N] [--spin N] [--hot-pct N] [--expect-fail]\n"
 	       "configurations:");
 	for (unsigned i = 0; i < NCONFIGS; i++)
@@ -643,7 +643,10 @@ int main(int argc, char **argv)
 	}
 	fixture_init((size_t)2 * 256 * BUF_STRIDE, opt_seed);
 	for (unsigned i = 0; i < NCONFIGS; i++) {
-		if (strcmp(which, "all") && strcmp(which, configs[i].name))
+		bool host_match = (!strcmp(which, "notify") && configs[i].host == HOST_NOTIFY) ||
+				  (!strcmp(which, "timer") && configs[i].host == HOST_TIMER);
+
+		if (strcmp(which, "all") && strcmp(which, configs[i].name) && !host_match)
 			continue;
 		cfg = &configs[i];
 		run_config();
