@@ -128,11 +128,15 @@ void run_usage(FILE *f)
 "                       every capability is dropped either way\n"
 "  --stay-root          debugging: a root run keeps uid 0 (capabilities are still dropped)\n"
 "  --no-seccomp         debugging: no system call allow-list around the run loop\n"
-"  --model M            threaded (ioeventfd + device thread, default) | lguest (exits) |\n"
-"                       thread (no VM: the stub's driver and raw workload on a host\n"
-"                       thread against the threaded model's devices; needs no /dev/kvm)\n"
-"  --exit-cost-ns N     thread model: spin N ns wherever a VM guest would exit (each MMIO\n"
-"                       access -- a notify is one -- and each halt); default 0\n"
+"  --vm V               where the guest runs: kvm (a VM, default) | none (no VM: the stub's\n"
+"                       own driver and workload on a host thread; needs no /dev/kvm)\n"
+"  --model M            how the host services the ring: threaded (a device thread woken\n"
+"                       by ioeventfd, default) | lguest (the guest's thread drains at each\n"
+"                       notify, a waker thread interrupts it for timer expiries);\n"
+"                       thread is the old spelling of --vm none --model threaded\n"
+"  --exit-cost-ns N     --vm none: spin N ns wherever a VM guest would exit (each MMIO\n"
+"                       access -- a notify is one --, each halt, each timer interrupt\n"
+"                       of the lguest model); default 0\n"
 "  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
 "                       starting at 500 us (default adaptive)\n"
 "  --host-timer T       rearm (stay suppressed while busy, default) | oneshot (2.6.27)\n"
@@ -181,19 +185,22 @@ static bool parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *prefix)
 /* The tcp workload's network, where the options left it open: user-mode
  * networking unless root (who gets the 2008 setup, a tap), and the
  * addresses that go with the backend. */
-/* --model thread runs the stub's raw workload, and only its own: no image,
- * no fault modes (they need a VM to break), no --exit-cost-ns elsewhere. */
-static int check_thread_model(const struct run_options *o, bool exit_cost_given)
+/* --vm none runs the stub's own raw and tcp workloads and its hostile
+ * rings: no image, no CPU faults (they need a VM to break), no trace ring
+ * tricks (their addresses are a VM's), no --exit-cost-ns with a VM. */
+static int check_no_vm(const struct run_options *o, bool exit_cost_given)
 {
 	if (!o->no_vm)
-		return exit_cost_given ? usage_error("run", "--exit-cost-ns: only with --model thread (a VM's exits "
+		return exit_cost_given ? usage_error("run", "--exit-cost-ns: only with --vm none (a VM's exits "
 						     "cost what they cost)%s", "") : 0;
-	if (strcmp(o->workload, "raw"))
-		return usage_error("run", "--model thread: runs --workload raw only, not '%s'", o->workload);
+	if (strcmp(o->workload, "raw") && strcmp(o->workload, "tcp"))
+		return usage_error("run", "--vm none: runs --workload raw or tcp only, not '%s'", o->workload);
 	if (o->guest)
-		return usage_error("run", "--model thread: runs the built-in stub's code, not the image '%s'", o->guest);
-	if (strcmp(o->fault, "none") || o->seccomp_probe)
-		return usage_error("run", "--model thread: no --fault modes (they need a VM)%s", "");
+		return usage_error("run", "--vm none: runs the built-in stub's code, not the image '%s'", o->guest);
+	if ((strcmp(o->fault, "none") && (strncmp(o->fault, "hostile-", 8) || !strncmp(o->fault, "hostile-trace-", 14))) ||
+	    o->seccomp_probe)
+		return usage_error("run", "--vm none: of the --fault modes only the hostile rings (hostile-*, not "
+				   "hostile-trace-*); '%s' needs a VM", o->seccomp_probe ? "seccomp-probe" : o->fault);
 	return 0;
 }
 
@@ -250,7 +257,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
 	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
 	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT, O_INDIRECT_COST, O_COLD_LINES, O_TRACE,
-	       O_TRACE_EVENTS };
+	       O_TRACE_EVENTS, O_VM };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -265,6 +272,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "indirect-cold-lines", required_argument, 0, O_COLD_LINES },
 		{ "fault", required_argument, 0, O_FAULT },
 		{ "model", required_argument, 0, O_MODEL },
+		{ "vm", required_argument, 0, O_VM },
 		{ "timeout-us", required_argument, 0, O_TIMEOUT },
 		{ "host-timer", required_argument, 0, O_HOST_TIMER },
 		{ "stats-json", required_argument, 0, O_STATS_JSON },
@@ -289,7 +297,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	struct notify_policy pol;
-	bool net_given = false, exit_cost_given = false;
+	bool net_given = false, exit_cost_given = false, model_thread = false, vm_given = false;
 	int c;
 
 	optind = 1;
@@ -362,7 +370,13 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 				o->net.model = NET_MODEL_THREADED;
 			else
 				return usage_error("run", "--model '%s': expected threaded, lguest or thread", optarg);
-			o->no_vm = !strcmp(optarg, "thread");
+			model_thread = !strcmp(optarg, "thread");
+			break;
+		case O_VM:
+			if (strcmp(optarg, "kvm") && strcmp(optarg, "none"))
+				return usage_error("run", "--vm '%s': expected kvm or none", optarg);
+			o->no_vm = !strcmp(optarg, "none");
+			vm_given = true;
 			break;
 		case O_EXIT_COST:
 			if (!parse_u32(optarg, 0, 10000000, &o->exit_cost_ns))
@@ -448,6 +462,12 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			return usage_error("run", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
+	/* --model thread is --vm none --model threaded, and says so. */
+	if (model_thread) {
+		if (vm_given && !o->no_vm)
+			return usage_error("run", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
+		o->no_vm = true;
+	}
 	if (!strcmp(o->workload, "tcp")) {
 		apply_tcp_defaults(o, net_given);
 		if (o->frame < 62 || o->frame > 1514) {
@@ -504,5 +524,5 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		return usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc - 1)
 		o->guest = argv[optind];
-	return check_thread_model(o, exit_cost_given);
+	return check_no_vm(o, exit_cost_given);
 }

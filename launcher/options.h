@@ -22,8 +22,8 @@ struct run_options {
 	uint32_t pace_ns;           /* guest work per frame, in ns (0: none) */
 	uint32_t indirect_cost_ns;  /* guest work per indirect table built, in ns (0: none) */
 	uint32_t indirect_cold_lines; /* cold cache lines the guest loads per indirect table */
-	bool no_vm;                 /* --model thread: the stub's driver on a host thread */
-	uint32_t exit_cost_ns;      /* --model thread: spin per would-be exit */
+	bool no_vm;                 /* --vm none: the stub's driver on a host thread */
+	uint32_t exit_cost_ns;      /* --vm none: spin per would-be exit */
 	const char *wait;           /* spin | halt */
 	const char *indirect;       /* never | always | threshold[:N] */
 	const char *layout;         /* split | packed: the net queues' ring layout */

@@ -75,6 +75,9 @@
 #include "lguest_kvm_abi.h"
 #include "lkvm_frame.h"
 #include "net.h"
+#include "net_sink.h"
+#include "net_slirp.h"
+#include "net_tap.h"
 
 #define RAM      (64u << 10)
 #define MAX_OPS  2048u
@@ -197,6 +200,30 @@ struct dev_snap {
 	uint64_t queue_regs[VIRTIO_MMIO_MAX_QUEUES][4];   /* num, desc, driver, device */
 };
 
+/* The backend's state, for the backend this program chose; for the other
+ * two a zeroed stand-in, so the checks below read all three alike (the
+ * device keeps one backend's state, known to it only as `void *be`). */
+static struct net_sink *sink_be(void)
+{
+	static struct net_sink none;
+
+	return net->cfg.backend == NET_BACKEND_SINK ? net->be : &none;
+}
+
+static struct net_tap *tap_be(void)
+{
+	static struct net_tap none;
+
+	return net->cfg.backend == NET_BACKEND_TAP ? net->be : &none;
+}
+
+static struct net_slirp *slirp_be(void)
+{
+	static struct net_slirp none;
+
+	return net->cfg.backend == NET_BACKEND_USER ? net->be : &none;
+}
+
 /* The net device's counters: every one of them only ever grows. */
 #define TX_WORDS (offsetof(struct net_tx_stats, t_first) / sizeof(uint64_t))
 #define RX_WORDS (sizeof(struct net_rx_stats) / sizeof(uint64_t))
@@ -293,9 +320,9 @@ static void snap_take(struct snap *s)
 	snap_dev(&net->mmio, &s->dev[1]);
 	memcpy(s->net.tx, &net->st, sizeof(s->net.tx));
 	memcpy(s->net.rx, &net->rx, sizeof(s->net.rx));
-	memcpy(s->net.slirp, &net->slirp.frames_from_guest, sizeof(s->net.slirp));
-	memcpy(s->net.sink, &net->sink.next_seq, sizeof(s->net.sink));
-	memcpy(s->net.tap, &net->tap.frames, sizeof(s->net.tap));
+	memcpy(s->net.slirp, &slirp_be()->frames_from_guest, sizeof(s->net.slirp));
+	memcpy(s->net.sink, &sink_be()->next_seq, sizeof(s->net.sink));
+	memcpy(s->net.tap, &tap_be()->frames, sizeof(s->net.tap));
 	s->net.console[0] = con->bytes_out, s->net.console[1] = con->bytes_in;
 }
 
@@ -413,24 +440,24 @@ static void check_all(const struct snap *before, int reset_dev)
 	uint64_t chains = net->st.buffers_by_notify + net->st.buffers_by_timer;
 	/* A step that wrote nothing to the tap is not worth a system call;
 	 * the end of the program checks that nothing else arrived. */
-	uint64_t tap_got = net->tap.frames != before->net.tap[0] ? drain_tap(true) : 0;
+	uint64_t tap_got = tap_be()->frames != before->net.tap[0] ? drain_tap(true) : 0;
 
 	check_dev(0, &before->dev[0], reset_dev == 0);
 	check_dev(1, &before->dev[1], reset_dev == 1);
 	check_monotone(before->net.tx, (const uint64_t *)&net->st, TX_WORDS);
 	check_monotone(before->net.rx, (const uint64_t *)&net->rx, RX_WORDS);
-	check_monotone(before->net.slirp, &net->slirp.frames_from_guest, SLIRP_WORDS);
-	check_monotone(before->net.sink, &net->sink.next_seq, 4);
-	check_monotone(before->net.tap, &net->tap.frames, 4);
+	check_monotone(before->net.slirp, &slirp_be()->frames_from_guest, SLIRP_WORDS);
+	check_monotone(before->net.sink, &sink_be()->next_seq, 4);
+	check_monotone(before->net.tap, &tap_be()->frames, 4);
 	CHECK(con->bytes_out >= before->net.console[0] && con->bytes_in >= before->net.console[1]);
 	/* Every chain taken off the TX ring went to exactly one backend call. */
 	CHECK(net->st.descriptors >= chains && net->st.buffers_by_continuation <= chains);
 	switch (net->cfg.backend) {
-	case NET_BACKEND_SINK: CHECK(net->sink.frames + net->sink.bad_frames == chains); break;
-	case NET_BACKEND_TAP: CHECK(net->tap.frames + net->tap.errors == chains); break;
-	case NET_BACKEND_USER: CHECK(net->slirp.frames_from_guest + net->slirp.errors >= chains); break;
+	case NET_BACKEND_SINK: CHECK(sink_be()->frames + sink_be()->bad_frames == chains); break;
+	case NET_BACKEND_TAP: CHECK(tap_be()->frames + tap_be()->errors == chains); break;
+	case NET_BACKEND_USER: CHECK(slirp_be()->frames_from_guest + slirp_be()->errors >= chains); break;
 	}
-	CHECK(tap_got == net->tap.frames - before->net.tap[0]);
+	CHECK(tap_got == tap_be()->frames - before->net.tap[0]);
 	CHECK(con->pending_off <= con->pending_len && con->pending_len <= sizeof(con->pending));
 }
 
@@ -870,7 +897,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (head & 128)
 		net->tx_weight_chains = 2;   /* budgets end drains early: continuations */
 	if (cfg.backend == NET_BACKEND_TAP)
-		net->tap.fd = tap_pair[0];
+		tap_be()->fd = tap_pair[0];
 	if (cfg.backend == NET_BACKEND_USER && net_open_backend(net) < 0) {
 		fprintf(stderr, "fuzz_devices: cannot open libslirp\n");
 		abort();
@@ -890,11 +917,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reached.tx_chains += net->st.buffers_by_notify + net->st.buffers_by_timer;
 	if (net->mmio.vqs[NET_TX].packed)   /* the net device, unchanged, on a packed ring */
 		reached.packed_tx_chains += net->st.buffers_by_notify + net->st.buffers_by_timer;
-	reached.sink_good += net->sink.frames;
-	reached.tap_frames += net->tap.frames;
-	reached.slirp_replies += net->slirp.frames_to_guest;
-	reached.slirp_refused += net->slirp.frames_refused;
-	reached.tap_hdr_refused += net->tap.hdr_refused;
+	reached.sink_good += sink_be()->frames;
+	reached.tap_frames += tap_be()->frames;
+	reached.slirp_replies += slirp_be()->frames_to_guest;
+	reached.slirp_refused += slirp_be()->frames_refused;
+	reached.tap_hdr_refused += tap_be()->hdr_refused;
 	reached.rx_frames += net->rx.frames;
 	reached.rx_dropped += net->rx.dropped_too_big + net->rx.dropped_no_buffer;
 	reached.violations += con->mmio.violations + net->mmio.violations;
@@ -902,7 +929,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reached.timer_work += net->st.timer_drains_work;
 
 	if (cfg.backend == NET_BACKEND_USER)
-		net_slirp_close(&net->slirp);
+		net_slirp_close(slirp_be());
 	pthread_mutex_destroy(&con->mmio.lock);
 	pthread_mutex_destroy(&net->mmio.lock);
 	return 0;

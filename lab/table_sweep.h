@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "paper2008.h"
+#include "preset.h"
 #include "tcp_lab.h"
 
 #define MAX_ROWS 64
@@ -42,9 +44,11 @@ struct row {
 
 struct table {
 	const char *experiment;     /* notify | indirect | cost | layout */
+	const struct preset *preset; /* the machine the rows stand for (notify: 2008 unless --preset none) */
 	unsigned icosts[MAX_ICOSTS]; /* indirect: --indirect-costs, ascending (ns) */
 	unsigned nicosts;           /* 0: no cost sweep, the 2011 rows alone */
-	const char *models[2];
+	const char *vm;             /* --vm: kvm | none, for every row */
+	const char *models[2];      /* --model: threaded and/or lguest */
 	unsigned nmodels;
 	unsigned repeat;
 	char *pass[MAX_PASS];       /* options passed through to every run */
@@ -102,6 +106,11 @@ unsigned table_crossovers(const struct table *t, struct crossover *out);
  * 100 ns". */
 void crossover_describe(const struct crossover *c, char *buf, size_t size);
 void crossover_describe_paired(const struct table *t, const struct crossover *c, char *buf, size_t size);
+
+/* The factor from one run's --bytes to the seed's 1 GiB. */
+double table_per_gib(const struct table *t);
+/* Model mi's notify rows, per GiB, against 2008's shape (paper2008.h). */
+void table_shape(const struct table *t, unsigned mi, struct shape_verdict *v);
 
 /* Each writes one file named on the command line; -1 with the reason
  * recorded by diag_fail(). */

@@ -15,7 +15,7 @@
  * always made over the whole file, whatever the window: a window holds
  * only part of what the counters counted.
  *
- * The guest's events are those of the transmit queue (TX_QUEUE), the one
+ * The guest's events are those of the transmit queue (NET_TX), the one
  * the threshold governs and the counters count; the host records that
  * queue's notifies, drains and timer (and its interrupt events, of both
  * queues), so its events are all taken.
@@ -36,10 +36,10 @@
 
 #include "diag.h"
 #include "gnuplot.h"
+#include "net.h"          /* NET_TX: the queue the guest's events are of */
 #include "stats.h"
 #include "trace_file.h"
 
-#define TX_QUEUE       1u      /* virtio-net's transmitq (NET_TX in devices/net.h) */
 #define TENTHS         10u     /* the series over time: quantiles per tenth of the window */
 #define HIST_BUCKETS   40u     /* [0,1), [1,2), [2,4), ... [2^38, 2^39) and above */
 #define PLOT_COLUMNS   1500u   /* decimation: at most a few points per pixel column */
@@ -246,7 +246,7 @@ static void printable(char *out, const char *in, size_t size)
 
 static bool tx_event(const struct lkvm_trace_event *e)
 {
-	return trace_event_side(e->type) == 'h' || e->queue == TX_QUEUE;
+	return trace_event_side(e->type) == 'h' || e->queue == NET_TX;
 }
 
 /* The whole file against the run's counters. */

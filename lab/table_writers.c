@@ -148,7 +148,7 @@ int table_write_csv(const struct table *t)
 
 	if (!f)
 		return diag_fail("--csv %s: %s", t->csv, strerror(errno));
-	fprintf(f, "experiment,model,row,options,samples");
+	fprintf(f, "experiment,vm,model,row,options,samples");
 	for (unsigned m = 0; m < M_COUNT; m++)
 		fprintf(f, ",%s_median,%s_min,%s_max", table_metric_key[m], table_metric_key[m], table_metric_key[m]);
 	fprintf(f, ",failed\n");
@@ -156,7 +156,7 @@ int table_write_csv(const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
 
-			fprintf(f, "%s,%s,%s,", t->experiment, t->models[mi], r->label);
+			fprintf(f, "%s,%s,%s,%s,", t->experiment, t->vm, t->models[mi], r->label);
 			for (unsigned k = 0; k < r->nargs; k++)
 				fprintf(f, "%s%s", k ? " " : "", r->args[k]);
 			fprintf(f, ",%u", r->n);
@@ -170,13 +170,57 @@ int table_write_csv(const struct table *t)
 	return fclose(f) ? diag_fail("--csv %s: write failed", t->csv) : 0;
 }
 
+double table_per_gib(const struct table *t)
+{
+	return t->bytes ? (double)(1ull << 30) / t->bytes : 1;
+}
+
+void table_shape(const struct table *t, unsigned mi, struct shape_verdict *v)
+{
+	struct shape_row rows[MAX_ROWS];
+	size_t n = 0;
+	double g = table_per_gib(t);
+
+	for (unsigned i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[mi][i];
+
+		if (r->failed[0] || !r->n || !r->policy)
+			continue;
+		rows[n++] = (struct shape_row){ r->policy, r->median[M_SECONDS] * g, r->min[M_SECONDS] * g,
+						r->max[M_SECONDS] * g, r->median[M_TIMEOUTS] * g,
+						r->median[M_NOTIFIES] * g };
+	}
+	shape_judge(rows, n, v);
+}
+
+/* The notify table's shape against 2008's, one object per model. */
+static void write_verdicts(FILE *f, const struct table *t)
+{
+	fprintf(f, ",\n  \"per_gib\": %.9g,\n  \"verdict\": [", table_per_gib(t));
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		struct shape_verdict v;
+
+		table_shape(t, mi, &v);
+		fprintf(f, "%s\n    {\"model\": \"%s\", \"judged\": %s, \"met\": %u, \"cliff\": %u, \"cliff_ok\": %s, "
+			"\"notify_drop\": %.6g, \"notify_drop_ok\": %s, \"timeout_rise\": %.6g, "
+			"\"timeouts_vs_2008\": %.6g, \"timeouts_ok\": %s, \"fastest\": %u, \"fastest_ok\": %s, "
+			"\"fastest_separate\": %s, \"dynamic_notifies_per_gib\": %.6g, \"dynamic_ok\": %s}",
+			mi ? "," : "", t->models[mi], v.judged ? "true" : "false", v.met, v.cliff,
+			v.cliff_ok ? "true" : "false", v.notify_drop, v.notify_drop_ok ? "true" : "false", v.timeout_rise,
+			v.timeouts_vs_2008, v.timeouts_ok ? "true" : "false", v.fastest, v.fastest_ok ? "true" : "false",
+			v.fastest_separate ? "true" : "false", v.dynamic_notifies, v.dynamic_ok ? "true" : "false");
+	}
+	fprintf(f, "\n  ]");
+}
+
 int table_write_json(const struct table *t)
 {
 	FILE *f = fopen(t->json, "w");
 
 	if (!f)
 		return diag_fail("--json %s: %s", t->json, strerror(errno));
-	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ", t->experiment, t->repeat);
+	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"preset\": \"%s\",\n  \"vm\": \"%s\",\n  \"repeat\": %u,\n"
+		"  \"host_hypervisor\": ", t->experiment, t->preset ? t->preset->name : "none", t->vm, t->repeat);
 	json_write_string(f, host_hypervisor());
 	fprintf(f, ",\n  \"emulated\": %s,\n  \"options\": [", host_is_emulated() ? "true" : "false");
 	for (unsigned i = 0; i < t->npass; i++) {
@@ -188,7 +232,8 @@ int table_write_json(const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
 
-			fprintf(f, "%s\n    {\"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->models[mi]);
+			fprintf(f, "%s\n    {\"vm\": \"%s\", \"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->vm,
+				t->models[mi]);
 			json_write_string(f, r->label);
 			if (t->nicosts) {
 				fprintf(f, ", \"indirect\": ");
@@ -222,6 +267,8 @@ int table_write_json(const struct table *t)
 			fprintf(f, "}");
 		}
 	fprintf(f, "\n  ]");
+	if (!strcmp(t->experiment, "notify"))
+		write_verdicts(f, t);
 	if (t->nicosts) {
 		struct crossover cx[MAX_CROSSOVERS];
 		unsigned ncx = table_crossovers(t, cx);
@@ -299,8 +346,27 @@ static void series_title(const struct table *t, unsigned s, char *buf, size_t si
 		 per_model == 1 ? "" : plot_layouts[s % 2]);
 }
 
+/* The notify drawing's three panels: what the seed's table has, per GiB,
+ * so that ours and 2008's share the axes whatever --bytes was. */
+static const enum metric notify_panel_metric[3] = { M_SECONDS, M_TIMEOUTS, M_NOTIFIES };
+static const char *const notify_panel_label[3] = { "seconds per GiB", "timeouts per GiB", "notifies per GiB" };
+
+/* One value of the data file; a count that a log scale cannot show is NaN
+ * (gnuplot leaves it out). */
+static void plot_value(FILE *d, double v, unsigned panel)
+{
+	if (panel && v <= 0)
+		fprintf(d, " NaN");
+	else
+		fprintf(d, " %.6g", v);
+}
+
+/* Each series' static rows -- threshold, then median, min and max of every
+ * panel -- and, last, the seed's rows as one more series. */
 static void notify_plot_data(FILE *d, const struct table *t)
 {
+	double g = table_per_gib(t);
+
 	for (unsigned s = 0; s < notify_series(t); s++) {
 		char title[40];
 
@@ -309,10 +375,35 @@ static void notify_plot_data(FILE *d, const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = series_row(t, s, i);
 
-			if (r && !r->failed[0] && !strncmp(r->policy, "static:", 7))
-				fprintf(d, "%s %.6f %.0f\n", r->policy + 7, r->median[M_SECONDS], r->median[M_NOTIFIES]);
+			if (!r || r->failed[0] || strncmp(r->policy, "static:", 7))
+				continue;
+			fprintf(d, "%s", r->policy + 7);
+			for (unsigned p = 0; p < 3; p++) {
+				enum metric m = notify_panel_metric[p];
+
+				plot_value(d, r->median[m] * g, p);
+				plot_value(d, r->min[m] * g, p);
+				plot_value(d, r->max[m] * g, p);
+			}
+			fprintf(d, "\n");
 		}
 		fprintf(d, "\n\n");
+	}
+	fprintf(d, "# 2008\n");
+	for (size_t i = 0; i < paper2008_count; i++) {
+		const struct paper_row *p = &paper2008[i];
+
+		if (strncmp(p->policy, "static:", 7))
+			continue;
+		fprintf(d, "%s", p->policy + 7);
+		for (unsigned k = 0; k < 3; k++) {
+			double v = k == 0 ? p->seconds : k == 1 ? p->timeouts : p->notifies;
+
+			plot_value(d, v, 1);
+			plot_value(d, v, 1);
+			plot_value(d, v, 1);
+		}
+		fprintf(d, "\n");
 	}
 }
 
@@ -320,33 +411,44 @@ static void notify_plot_data(FILE *d, const struct table *t)
 static bool flat_row(const struct row *r, unsigned panel)
 {
 	return r && !r->failed[0] && strncmp(r->policy, "static:", 7) &&
-	       !(panel && r->median[M_NOTIFIES] <= 0);
+	       !(panel && r->median[notify_panel_metric[panel]] <= 0);
 }
 
+/* Seconds, timeouts and notifies per GiB against the threshold: each
+ * series with its min-max bars, the seed's rows in black, the rows that are
+ * no threshold (Dynamic, Always, ...) as horizontal lines. */
 static void notify_plot_script(FILE *g, const struct table *t, const char *data)
 {
 	static const char *const colour[4] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd" };
+	const struct paper_row *dyn2008 = paper2008_find("dynamic");
 	unsigned ns = notify_series(t);
+	double per_gib = table_per_gib(t);
 
-	fprintf(g, "set multiplot layout 2,1 title 'lguest-kvm table: notify threshold sweep%s'\n"
+	fprintf(g, "set multiplot layout 3,1 title 'lguest-kvm table: notify threshold sweep%s%s%s, per GiB, "
+		   "against the seed (2008)'\n"
 		   "set key outside right\nset grid\nset xlabel 'static threshold (buffers)'\n",
+		t->preset ? ", preset " : "", t->preset ? t->preset->name : "",
 		!strcmp(t->experiment, "layout") ? ", split and packed rings" : "");
-	for (unsigned panel = 0; panel < 2; panel++) {
-		fprintf(g, panel ? "set ylabel 'notifies'\nset logscale y\n" : "set ylabel 'seconds'\nunset logscale y\n");
+	for (unsigned panel = 0; panel < 3; panel++) {
+		enum metric m = notify_panel_metric[panel];
+
+		fprintf(g, "set ylabel '%s'\n%s\n", notify_panel_label[panel],
+			panel ? "set logscale y" : "unset logscale y");
 		for (unsigned s = 0; s < ns; s++)
 			for (unsigned i = 0; i < t->nrows; i++) {
 				const struct row *r = series_row(t, s, i);
 
 				if (flat_row(r, panel))
-					fprintf(g, "f%u_%u(x) = %.6g\n", s, i, r->median[panel ? M_NOTIFIES : M_SECONDS]);
+					fprintf(g, "f%u_%u(x) = %.6g\n", s, i, r->median[m] * per_gib);
 			}
 		fprintf(g, "plot ");
 		for (unsigned s = 0; s < ns; s++) {
 			char title[40];
+			unsigned col = 2 + 3 * panel;
 
 			series_title(t, s, title, sizeof(title));
-			fprintf(g, "%s'%s' index %u using 1:%u with linespoints lw 2 lc rgb '%s' title '%s: static'",
-				s ? ", " : "", data, s, panel ? 3 : 2, colour[s % 4], title);
+			fprintf(g, "%s'%s' index %u using 1:%u:%u:%u with yerrorlines lw 2 lc rgb '%s' title '%s: static'",
+				s ? ", " : "", data, s, col, col + 1, col + 2, colour[s % 4], title);
 			for (unsigned i = 0; i < t->nrows; i++) {
 				const struct row *r = series_row(t, s, i);
 
@@ -355,7 +457,10 @@ static void notify_plot_script(FILE *g, const struct table *t, const char *data)
 						2 + i % 3, colour[s % 4], title, r->label);
 			}
 		}
-		fprintf(g, "\n");
+		fprintf(g, ", '%s' index %u using 1:%u with linespoints lw 2 pt 7 lc rgb '#000000' title '2008: static'",
+			data, ns, 2 + 3 * panel);
+		fprintf(g, ", %.6g with lines dt 2 lc rgb '#000000' title '2008: Dynamic'\n",
+			panel == 0 ? dyn2008->seconds : panel == 1 ? dyn2008->timeouts : dyn2008->notifies);
 	}
 	fprintf(g, "unset multiplot\n");
 }
@@ -540,7 +645,7 @@ static void table_plot_script(FILE *g, const void *ctx, const char *data)
 
 int table_write_plot(const struct table *t)
 {
-	unsigned height = !strcmp(t->experiment, "cost") ? 1000 : sweep_plot(t) ? 800 * t->nmodels + 100 : 700;
+	unsigned height = !strcmp(t->experiment, "cost") ? 1000 : sweep_plot(t) ? 800 * t->nmodels + 100 : 1000;
 
 	/* An empty plot would only make gnuplot complain about the data. */
 	if (!any_row_measured(t)) {

@@ -34,22 +34,11 @@
 #include "host_kind.h"
 #include "lguest_kvm_abi.h"
 #include "options.h"
+#include "paper2008.h"
+#include "preset.h"
 #include "stats.h"
 #include "table_sweep.h"
 #include "vm.h"
-
-/* The seed's table: 1G TCP Guest->Host on lguest, ring 128 (2008). */
-static const struct {
-	const char *policy;
-	double seconds;
-	unsigned long timeouts, notifies;
-} paper[] = {
-	{ "static:10", 19.3884, 131023, 888650 }, { "static:20", 18.4506, 364787, 696192 },
-	{ "static:30", 17.1893, 260382, 431136 }, { "static:40", 17.172, 279006, 1112 },
-	{ "static:50", 17.0873, 282943, 816 },    { "static:60", 16.7904, 282645, 955 },
-	{ "static:70", 16.6979, 283811, 1144 },   { "static:100", 16.5922, 280790, 1039 },
-	{ "static:128", 17.3227, 283651, 966 },   { "dynamic", 17.4682, 275860, 64153 },
-};
 
 /* Ctrl-C reaches the running child too (same process group); SIGTERM sent
  * to us alone is passed on.  Either way the child prints its stats and
@@ -74,12 +63,19 @@ static void table_usage(FILE *f)
 "Reproduce Rusty Russell's 2008 table (Threshold / Seconds / Timeouts / Notifies):\n"
 "transmit --bytes with static thresholds 10..128 and Dynamic, plus the rows the\n"
 "paper lacked (Always: no threshold; Event-idx), each --repeat times; prints\n"
-"the median with the spread, (max-min)/median, beside the 2008 figures.\n"
+"the median with the spread, (max-min)/median, beside the 2008 figures, ours\n"
+"over 2008's per GiB, and a verdict on the shape (cliff, drop, timeouts, fastest\n"
+"regime, Dynamic).  By default the rows stand for the 2008 machine (--preset 2008:\n"
+"TCP guest->host, lguest host; --vm none where /dev/kvm is missing, so the\n"
+"seconds are real).\n"
 "\n"
+"  --preset P           2008 (the notify experiment's default: docs/seed-2008.md;\n"
+"                       each of its options gives way to one you pass) | none (the\n"
+"                       run defaults: raw frames of 1514 bytes, both host models)\n"
 "  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
 "                       always / threshold x ring 128, 256; --segments 3; with\n"
-"                       --indirect-costs, each of those at every price of a table) | cost (thread\n"
-"                       model: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
+"                       --indirect-costs, each of those at every price of a table) | cost (--vm\n"
+"                       none: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
 "                       0,24 us per frame) | layout (each policy row on the split ring\n"
 "                       and on the packed ring, side by side)\n"
 "  --rows LIST          comma-separated rows instead of the default sweep, e.g.\n"
@@ -91,8 +87,12 @@ static void table_usage(FILE *f)
 "                       ns ascending, e.g. 0,100,250,500,1000 (each row runs with\n"
 "                       --indirect-cost-ns=N); prints where threshold overtakes always\n"
 "  --repeat N           runs per row (default 3)\n"
-"  --model M            threaded | lguest | both (default both) | thread (no VM, no\n"
-"                       /dev/kvm needed: see 'lguest-kvm run --help')\n"
+"  --vm V               where the guest runs: kvm (default; with the preset: kvm if\n"
+"                       /dev/kvm works, else none) | none (no VM, no /dev/kvm\n"
+"                       needed, real seconds: see 'lguest-kvm run --help')\n"
+"  --model M            how the host services the ring: threaded | lguest | both\n"
+"                       (default both; the preset: lguest; cost: threaded) | thread (= --vm none --model\n"
+"                       threaded)\n"
 "  --csv FILE           write the table as CSV\n"
 "  --json FILE          write every sample and the medians as JSON\n"
 "  --plot FILE          draw seconds and notifies against threshold (cost: against the\n"
@@ -102,7 +102,7 @@ static void table_usage(FILE *f)
 "                       read one with 'lguest-kvm trace FILE')\n"
 "Passed to every run (see 'lguest-kvm run --help'):\n"
 "  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
-"  --layout --exit-cost-ns (--model thread) --indirect-cost-ns --indirect-cold-lines\n"
+"  --layout --exit-cost-ns (--vm none) --indirect-cost-ns --indirect-cold-lines\n"
 "  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
 "                       the table starts for every sample, with the host's loopback\n"
 "                       TCP throughput measured after the sweep as the ceiling\n"
@@ -306,6 +306,8 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 	argv[a++] = "--quiet";
 	argv[a++] = "--stats-json";
 	argv[a++] = json;
+	argv[a++] = "--vm";
+	argv[a++] = (char *)t->vm;
 	argv[a++] = "--model";
 	argv[a++] = (char *)model;
 	/* A run that hangs must not hang the table: far above any 1 GiB run. */
@@ -418,20 +420,34 @@ static void progress(struct table *t, const char *model, const struct row *r, un
 	fflush(stderr);
 }
 
-static const char *paper_row(const char *policy, char *buf, size_t size)
+/* The seed's row beside ours, and ours over it per GiB. */
+static const char *paper_cells(const struct table *t, const struct row *r, char *buf, size_t size)
 {
-	for (size_t i = 0; i < sizeof(paper) / sizeof(paper[0]); i++)
-		if (!strcmp(paper[i].policy, policy)) {
-			snprintf(buf, size, "%9.4f %8lu %8lu", paper[i].seconds, paper[i].timeouts, paper[i].notifies);
-			return buf;
-		}
-	return "";
+	const struct paper_row *p = paper2008_find(r->policy);
+	double g = table_per_gib(t);
+
+	if (!p)
+		return "";
+	snprintf(buf, size, "%9.4f %8.0f %8.0f | %6.2f %7.3f", p->seconds, p->timeouts, p->notifies,
+		 r->median[M_TIMEOUTS] * g / p->timeouts, r->median[M_NOTIFIES] * g / p->notifies);
+	return buf;
+}
+
+/* Under a notify table: how its shape compares with 2008's. */
+static void print_verdict(const struct table *t, unsigned mi, FILE *f)
+{
+	struct shape_verdict v;
+	char text[1024];
+
+	table_shape(t, mi, &v);
+	shape_describe(&v, text, sizeof(text));
+	fprintf(f, "%s", text);
 }
 
 /* The cost experiment: one line per policy x exit cost x pace. */
 static void print_cost_table(const struct table *t, FILE *f)
 {
-	fprintf(f, "\nModel: thread, no VM  (median of %u; +-%% is (max-min)/median)\n", t->repeat);
+	fprintf(f, "\nModel: %s, no VM  (median of %u; +-%% is (max-min)/median)\n", t->models[0], t->repeat);
 	fprintf(f, "%-10s %-9s %-8s %-17s %-17s %-17s %-7s %s\n", "Threshold", "Exit-us", "Pace-us", "Seconds",
 		"Timeouts", "Notifies", "Gbit/s", "Final-thr");
 	for (unsigned i = 0; i < t->nrows; i++) {
@@ -470,7 +486,8 @@ static void print_layout_cells(const struct row *r, FILE *f)
 static void print_layout_table(const struct table *t, FILE *f)
 {
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		fprintf(f, "%-11s | split: %-8s %-14s %-15s | packed: %-7s %-14s %s\n", "Threshold", "Seconds",
 			"Timeouts", "Notifies", "Seconds", "Timeouts", "Notifies");
 		for (unsigned i = 0; i + 1 < t->nrows; i += 2) {
@@ -505,7 +522,8 @@ static void print_indirect_sweep(const struct table *t, FILE *f)
 	unsigned ncx = table_crossovers(t, cx);
 
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median [min-max] of %u; indirect cost sweep)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median [min-max] of %u; indirect cost sweep)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		fprintf(f, "%-15s %7s  %-22s %-8s %-9s %-8s %-20s %s\n", "Indirect/ring", "Cost-ns", "Gbit/s", "Indirect",
 			"Ring-full", "Notifies", "Build-ns/table", "Pop-ns direct/indirect");
 		for (unsigned i = 0; i < t->nrows; i++) {
@@ -579,16 +597,18 @@ static void print_table(const struct table *t, FILE *f)
 		return;
 	}
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		if (indirect)
 			fprintf(f, "%-16s %-17s %-15s %-9s %-15s %s\n", "Indirect/ring", "Seconds", "Gbit/s",
 				"Indirect", "Ring-full", "Notifies");
 		else
-			fprintf(f, "%-10s %-17s %-17s %-17s %-7s %-9s | 2008: %-8s %-8s %s\n", "Threshold", "Seconds",
-				"Timeouts", "Notifies", "Gbit/s", "Final-thr", "Seconds", "Timeouts", "Notifies");
+			fprintf(f, "%-10s %-17s %-17s %-17s %-7s %-9s | 2008: %-8s %-8s %-8s | %s\n", "Threshold",
+				"Seconds", "Timeouts", "Notifies", "Gbit/s", "Final-thr", "Seconds", "Timeouts", "Notifies",
+				"x2008/GiB: Timeouts Notifies");
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
-			char s[40], a[40], b[40], pbuf[64];
+			char s[40], a[40], b[40], pbuf[96];
 
 			if (r->failed[0]) {
 				fprintf(f, "%-10s FAILED: %s\n", r->label, r->failed);
@@ -605,7 +625,13 @@ static void print_table(const struct table *t, FILE *f)
 			snprintf(a, sizeof(a), "%.0f +-%.0f%%", r->median[M_TIMEOUTS], spread_pct(r, M_TIMEOUTS));
 			snprintf(b, sizeof(b), "%.0f +-%.0f%%", r->median[M_NOTIFIES], spread_pct(r, M_NOTIFIES));
 			fprintf(f, "%-10s %-17s %-17s %-17s %-7.2f %-9.0f | %s\n", r->label, s, a, b,
-				r->median[M_GBPS], r->median[M_THRESHOLD], paper_row(r->policy, pbuf, sizeof(pbuf)));
+				r->median[M_GBPS], r->median[M_THRESHOLD], paper_cells(t, r, pbuf, sizeof(pbuf)));
+		}
+		if (!indirect) {
+			if (t->bytes != 1ull << 30)
+				fprintf(f, "(x2008/GiB: our median per GiB -- x%.3g for --bytes %.0f MiB -- over 2008's 1 GiB)\n",
+					table_per_gib(t), t->bytes / 1048576.0);
+			print_verdict(t, mi, f);
 		}
 	}
 }
@@ -646,17 +672,58 @@ static bool passed(const struct table *t, const char *flag)
 	return false;
 }
 
+/* The notify experiment stands for a machine: 2008's unless --preset says
+ * otherwise.  Each of the preset's options goes to every run unless the
+ * user gave it; so do its workload, its host model and, unless --vm was
+ * given, KVM where it can be had and the no-VM host where it cannot (whose
+ * seconds are real, unlike an emulator's). */
+static int apply_preset(struct table *t, const char *name, bool workload_given, bool model_given, bool vm_given,
+			char **net)
+{
+	const struct preset *p;
+
+	if (name ? !strcmp(name, "none") : strcmp(t->experiment, "notify"))
+		return 0;
+	p = preset_find(name ? name : "2008");
+	if (strcmp(t->experiment, "notify"))
+		return usage_error("table", "--preset: a machine for the notify experiment, not '%s' (add --preset none)",
+				   t->experiment);
+	t->preset = p;
+	if (!workload_given)
+		t->tcp = !strcmp(p->workload, "tcp");
+	if (t->tcp && !*net)
+		*net = "user";   /* unprivileged, and the same for root: no namespace to set up */
+	if (!model_given)
+		t->models[0] = p->model, t->nmodels = 1;
+	if (!vm_given)
+		t->vm = vm_check_kvm() == 0 ? "kvm" : "none";
+	for (size_t i = 0; i < p->count; i++) {
+		const struct preset_option *o = &p->options[i];
+
+		if (passed(t, o->option) || (o->vm_none_only && strcmp(t->vm, "none")))
+			continue;
+		if (t->npass + 2 > MAX_PASS)
+			return usage_error("table", "too many options%s", "");
+		t->pass[t->npass++] = (char *)o->option;
+		t->pass[t->npass++] = (char *)o->value;
+	}
+	return 0;
+}
+
 static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
 {
 	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO,
-	       O_ICOSTS, O_TRACE_DIR };
+	       O_ICOSTS, O_TRACE_DIR, O_VM, O_PRESET };
 	char *net = NULL;
-	bool model_given = false;
+	const char *preset = NULL;
+	bool model_given = false, vm_given = false, model_thread = false, workload_given = false;
 	static const struct option longopts[] = {
 		{ "experiment", required_argument, 0, O_EXPERIMENT },
+		{ "preset", required_argument, 0, O_PRESET },
 		{ "rows", required_argument, 0, O_ROWS },
 		{ "repeat", required_argument, 0, O_REPEAT },
 		{ "model", required_argument, 0, O_MODEL },
+		{ "vm", required_argument, 0, O_VM },
 		{ "csv", required_argument, 0, O_CSV },
 		{ "json", required_argument, 0, O_JSON },
 		{ "plot", required_argument, 0, O_PLOT },
@@ -695,6 +762,11 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			t->experiment = optarg;
 			break;
 		case O_ROWS: *rows = optarg; break;
+		case O_PRESET:
+			if (strcmp(optarg, "none") && !preset_find(optarg))
+				return usage_error("table", "--preset '%s': expected 2008 or none", optarg);
+			preset = optarg;
+			break;
 		case O_ICOSTS:
 			if (parse_icosts(t, optarg))
 				return EXIT_USAGE;
@@ -705,14 +777,23 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 				return usage_error("table", "--repeat '%s': give 1..25", optarg);
 			break;
 		case O_MODEL:
+			model_thread = !strcmp(optarg, "thread");
 			if (!strcmp(optarg, "both")) {
 				t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
-			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest") || !strcmp(optarg, "thread")) {
+			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest")) {
 				t->models[0] = optarg, t->nmodels = 1;
+			} else if (model_thread) {
+				t->models[0] = "threaded", t->nmodels = 1;
 			} else {
 				return usage_error("table", "--model '%s': expected threaded, lguest, thread or both", optarg);
 			}
 			model_given = true;
+			break;
+		case O_VM:
+			if (strcmp(optarg, "kvm") && strcmp(optarg, "none"))
+				return usage_error("table", "--vm '%s': expected kvm or none", optarg);
+			t->vm = optarg;
+			vm_given = true;
 			break;
 		case O_CSV: t->csv = optarg; break;
 		case O_JSON: t->json = optarg; break;
@@ -728,6 +809,7 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp"))
 				return usage_error("table", "--workload '%s': expected raw or tcp", optarg);
 			t->tcp = !strcmp(optarg, "tcp");
+			workload_given = true;
 			break;
 		case O_TSO:
 			if (t->npass + 1 > MAX_PASS)
@@ -757,6 +839,14 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 	}
 	if (optind < argc)
 		return usage_error("table", "unexpected argument '%s'", argv[optind]);
+	/* --model thread is --vm none --model threaded, and says so. */
+	if (model_thread) {
+		if (vm_given && strcmp(t->vm, "none"))
+			return usage_error("table", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
+		t->vm = "none";
+	}
+	if ((c = apply_preset(t, preset, workload_given, model_given, vm_given, &net)))
+		return c;
 	if (t->tcp) {
 		/* The lab owns the network: a tap in a namespace, or slirp. */
 		if (net && strcmp(net, "tap") && strcmp(net, "user"))
@@ -769,11 +859,16 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 		t->pass[t->npass++] = net;
 	}
 	if (!strcmp(t->experiment, "cost")) {
-		/* Its knob exists only without a VM; its rows set --pace-ns. */
-		if (model_given && strcmp(t->models[0], "thread"))
-			return usage_error("table", "--experiment cost: runs --model thread only (the exit cost is its "
-					   "knob), not '%s'", t->models[0]);
-		t->models[0] = "thread", t->nmodels = 1;
+		/* Its knob exists only without a VM; its rows set --pace-ns.
+		 * One host model per sweep (threaded unless --model says). */
+		if (vm_given && strcmp(t->vm, "none"))
+			return usage_error("table", "--experiment cost: runs --vm none only (the exit cost is its "
+					   "knob), not --vm '%s'", t->vm);
+		if (model_given && t->nmodels > 1)
+			return usage_error("table", "--experiment cost: one --model at a time (threaded or lguest)%s", "");
+		t->vm = "none";
+		if (!model_given)
+			t->models[0] = "threaded", t->nmodels = 1;
 		for (unsigned i = 0; i < t->npass; i++)
 			if (!strcmp(t->pass[i], "--pace-ns") || t->tcp)
 				return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
@@ -804,9 +899,9 @@ static int check_rows(struct table *t)
 {
 	for (unsigned i = 0; i < t->nrows * t->nmodels; i++) {
 		const struct row *r = &t->rows[0][i % t->nrows];
-		char *argv[MAX_PASS + 16] = { "run", "--model", (char *)t->models[i / t->nrows] };
+		char *argv[MAX_PASS + 16] = { "run", "--vm", (char *)t->vm, "--model", (char *)t->models[i / t->nrows] };
 		struct run_options o;
-		unsigned a = 3;
+		unsigned a = 5;
 		int rc;
 
 		for (unsigned k = 0; k < t->npass; k++)
@@ -959,6 +1054,7 @@ int table_main(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	t.experiment = "notify";
 	t.repeat = 3;
+	t.vm = "kvm";
 	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = 2;
 	rc = parse_table_options(&t, argc, argv, &rows);
 	if (rc)
@@ -968,7 +1064,7 @@ int table_main(int argc, char **argv)
 		return rc;
 	/* Every sample of a VM model needs KVM: say so once, not in a FAILED
 	 * line per row. */
-	if ((strcmp(t.models[0], "thread") || t.nmodels > 1) && vm_check_kvm() < 0) {
+	if (!strcmp(t.vm, "kvm") && vm_check_kvm() < 0) {
 		diag_print();
 		return EXIT_ERROR;
 	}
@@ -989,7 +1085,10 @@ int table_main(int argc, char **argv)
 		tcp_lab_close(&t.lab);
 		measure_loopback(&t);
 	}
-	printf("lguest-kvm table, experiment %s:", t.experiment);
+	if (t.preset)
+		printf("Preset %s: %s\n", t.preset->name, t.preset->summary);
+	printf("lguest-kvm table, experiment %s, --vm %s --model %s%s%s:", t.experiment, t.vm, t.models[0],
+	       t.nmodels > 1 ? "," : "", t.nmodels > 1 ? t.models[1] : "");
 	for (unsigned i = 0; i < t.npass; i++)
 		printf(" %s", t.pass[i]);
 	for (unsigned c = 0; c < t.nicosts; c++)
