@@ -17,6 +17,7 @@
 
 #include "diag.h"
 #include "lguest_kvm_abi.h"
+#include "linux_options.h"
 #include "lkvm_frame.h"
 #include "notify_policy.h"
 #include "tcp_endpoint.h"
@@ -152,6 +153,7 @@ void run_usage(FILE *f)
 "125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n",
 		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE, LKVM_INDIRECT_COST_NS_MAX, LKVM_INDIRECT_COLD_LINES_MAX,
 		LKVM_INDIRECT_COLD_BYTES >> 20, 2 * (LKVM_INDIRECT_COLD_BYTES >> 20));
+	linux_usage(f);
 }
 
 /* "A.B.C.D" (host order) with, if `prefix`, "/LEN" after it. */
@@ -250,7 +252,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
 	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
 	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT, O_INDIRECT_COST, O_COLD_LINES, O_TRACE,
-	       O_TRACE_EVENTS };
+	       O_TRACE_EVENTS, O_GUEST, O_KERNEL, O_INITRD, O_APPEND, O_WITHHOLD };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -284,6 +286,11 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "tso", no_argument, 0, O_TSO },
 		{ "stay-root", no_argument, 0, O_STAY_ROOT },
 		{ "no-seccomp", no_argument, 0, O_NO_SECCOMP },
+		{ "guest", required_argument, 0, O_GUEST },
+		{ "kernel", required_argument, 0, O_KERNEL },
+		{ "initrd", required_argument, 0, O_INITRD },
+		{ "append", required_argument, 0, O_APPEND },
+		{ "withhold-features", required_argument, 0, O_WITHHOLD },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
 		{ 0, 0, 0, 0 },
@@ -442,13 +449,21 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			if (!parse_u32(optarg, 0, 255, &o->boot_status))
 				return usage_error("run", "--boot-status '%s': give 0..255", optarg);
 			break;
+		case O_GUEST: case O_KERNEL: case O_INITRD: case O_APPEND: case O_WITHHOLD:
+			if (linux_option(o, c - O_GUEST, optarg) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'h': run_usage(stdout); return -1;
 		case 'V': printf("lguest-kvm %s\n", LKVM_VERSION); return -1;
 		default:
 			return usage_error("run", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!strcmp(o->workload, "tcp")) {
+	if (run_is_linux(o) && linux_options_check(o) < 0)
+		return EXIT_USAGE;
+	if (run_is_linux(o)) {
+		apply_tcp_defaults(o, net_given);   /* Linux's own stack: the guest needs a network either way */
+	} else if (!strcmp(o->workload, "tcp")) {
 		apply_tcp_defaults(o, net_given);
 		if (o->frame < 62 || o->frame > 1514) {
 			char n[16];

@@ -41,7 +41,16 @@ struct run_options {
 	uint32_t peer_ip, guest_ip; /* tcp workload, host order */
 	uint16_t peer_port;
 	bool tso;                   /* tcp over tap: VIRTIO_NET_F_CSUM + HOST_TSO4 */
+	/* A Linux guest instead of the stub (docs/linux-guest.md) */
+	bool guest_linux;           /* --guest linux: the installed kernel, our initramfs */
+	const char *kernel;         /* --kernel: a bzImage */
+	const char *initrd;         /* --initrd */
+	const char *append;         /* --append: added to the kernel's command line */
+	uint64_t withhold_features; /* --withhold-features: feature bits neither device offers */
 };
+
+/* Does this run boot a Linux kernel (--kernel or --guest linux)? */
+static inline bool run_is_linux(const struct run_options *o) { return o->kernel || o->guest_linux; }
 
 void run_options_defaults(struct run_options *o);
 /* Parse `run` arguments (argv[0] = "run").  Returns 0, or EXIT_USAGE after
