@@ -105,7 +105,7 @@ static int build_initramfs(const char *kver, char *out, size_t out_size)
 static int build_cmdline_linux(const struct run_options *o, char *buf, size_t size)
 {
 	int n = snprintf(buf, size,
-		"console=ttyS0 earlycon=uart8250,io,0x%x panic=-1 reboot=t loglevel=4 "
+		"console=ttyS0 earlycon=uart8250,io,0x%x panic=-1 reboot=t loglevel=4 ipv6.disable=1 "
 		"lkvm.workload=%s lkvm.bytes=%llu lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u%s%s",
 		UART_COM1_BASE, o->workload, (unsigned long long)o->bytes,
 		o->guest_ip >> 24, (o->guest_ip >> 16) & 255, (o->guest_ip >> 8) & 255, o->guest_ip & 255,
