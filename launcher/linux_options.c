@@ -59,7 +59,7 @@ int linux_option(struct run_options *o, int id, const char *arg)
 					   "ring-packed, csum, mac, host-tso4", arg);
 		return 0;
 	}
-	return -1;
+	return EXIT_USAGE;
 }
 
 int linux_options_check(struct run_options *o)
@@ -74,6 +74,11 @@ int linux_options_check(struct run_options *o)
 		o->workload = "boot";   /* the stub's default means nothing to Linux */
 	if (strcmp(o->fault, "none") || o->trace)
 		return usage_error("run", "--fault and --trace: the stub's own instruments, not Linux's%s", "");
+	/* Linux picks its own ring layout from what is offered; --layout
+	 * packed still asks the run to check that it did. */
+	if (strcmp(o->layout, "packed"))
+		o->layout = "any";
+	o->policy = "linux";        /* its own, for the stats: not a stub policy */
 	if (o->initrd && !o->kernel)
 		return usage_error("run", "--initrd %s: --guest linux builds its own; give --kernel too", o->initrd);
 	return 0;

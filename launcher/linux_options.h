@@ -16,10 +16,10 @@
 /* Which option, in the order options.c lists them. */
 enum linux_option_id { LINUX_OPT_GUEST, LINUX_OPT_KERNEL, LINUX_OPT_INITRD, LINUX_OPT_APPEND, LINUX_OPT_WITHHOLD };
 
-/* Take one option's argument; -1 after printing the usage line. */
+/* Take one option's argument; 0, or EXIT_USAGE after printing the usage line. */
 int linux_option(struct run_options *o, int id, const char *arg);
 /* The combination, once every option is read (a Linux run: run_is_linux);
- * -1 after printing the usage line. */
+ * 0, or EXIT_USAGE after printing the usage line. */
 int linux_options_check(struct run_options *o);
 /* The options' lines of `run --help`. */
 void linux_usage(FILE *f);

@@ -450,7 +450,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 				return usage_error("run", "--boot-status '%s': give 0..255", optarg);
 			break;
 		case O_GUEST: case O_KERNEL: case O_INITRD: case O_APPEND: case O_WITHHOLD:
-			if (linux_option(o, c - O_GUEST, optarg) < 0)
+			if (linux_option(o, c - O_GUEST, optarg))
 				return EXIT_USAGE;
 			break;
 		case 'h': run_usage(stdout); return -1;
@@ -459,8 +459,6 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			return usage_error("run", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
-	if (run_is_linux(o) && linux_options_check(o) < 0)
-		return EXIT_USAGE;
 	if (run_is_linux(o)) {
 		apply_tcp_defaults(o, net_given);   /* Linux's own stack: the guest needs a network either way */
 	} else if (!strcmp(o->workload, "tcp")) {
@@ -519,5 +517,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		return usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
 	if (optind == argc - 1)
 		o->guest = argv[optind];
+	if (run_is_linux(o))
+		return linux_options_check(o) ? EXIT_USAGE : 0;
 	return check_thread_model(o, exit_cost_given);
 }
