@@ -3,7 +3,7 @@
  * statically into the initramfs beside busybox:
  *
  *   lkvm-guest send --connect ADDR:PORT --bytes N
- *       write the tcp workload's stream (launcher/stream_pattern.c, the
+ *       write the tcp workload's stream (lab/stream_pattern.c, the
  *       same code `lguest-kvm send` and the receiver use) over one TCP
  *       connection, half-close, and wait for the receiver's clean close:
  *       a reset means it rejected the stream.  Exit 0 on success.
