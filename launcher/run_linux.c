@@ -10,7 +10,10 @@
  * 32-bit entry, open the net backend, and withhold the features asked.
  *
  * The command line: COM1 for the kernel's messages, no reboot loop on a
- * panic (the triple fault ends the run as a crash), the words /init reads
+ * panic (the triple fault ends the run as a crash), no IPv6 (libslirp
+ * takes IPv4 only), in the emulator VM idle=poll -- its nested SVM lets an
+ * interrupt in between sti and hlt, and a tickless Linux then sleeps
+ * through its wakeup (docs/testing.md, "Lost wakeups") -- the words /init reads
  * (lkvm.workload, lkvm.bytes, lkvm.ip, lkvm.peer), then --append.
  */
 #include "run_state.h"
@@ -27,6 +30,7 @@
 
 #include "acpi.h"
 #include "diag.h"
+#include "host_kind.h"
 #include "linux_boot.h"
 
 /* The newest /boot/vmlinuz-VERSION with /lib/modules/VERSION, by version
@@ -106,8 +110,8 @@ static int build_cmdline_linux(const struct run_options *o, char *buf, size_t si
 {
 	int n = snprintf(buf, size,
 		"console=ttyS0 earlycon=uart8250,io,0x%x panic=-1 reboot=t loglevel=4 ipv6.disable=1 "
-		"lkvm.workload=%s lkvm.bytes=%llu lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u%s%s",
-		UART_COM1_BASE, o->workload, (unsigned long long)o->bytes,
+		"%slkvm.workload=%s lkvm.bytes=%llu lkvm.ip=%u.%u.%u.%u lkvm.peer=%u.%u.%u.%u:%u%s%s",
+		UART_COM1_BASE, host_is_emulated() ? "idle=poll lapic=notscdeadline nohz=off highres=off " : "", o->workload, (unsigned long long)o->bytes,
 		o->guest_ip >> 24, (o->guest_ip >> 16) & 255, (o->guest_ip >> 8) & 255, o->guest_ip & 255,
 		o->peer_ip >> 24, (o->peer_ip >> 16) & 255, (o->peer_ip >> 8) & 255, o->peer_ip & 255,
 		o->peer_port, o->append ? " " : "", o->append ? o->append : "");
