@@ -46,6 +46,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "lguest_kvm_abi.h"
+#include "lkvm_frame.h"
 #include "thread_pin.h"
 #include "trace_ring.h"
 
@@ -420,22 +421,21 @@ void net_init(struct net *net, const struct device_host *host, unsigned index, c
 	net->tx_weight_chains = NET_TX_WEIGHT_CHAINS;
 	net->tx_weight_bytes = NET_TX_WEIGHT_BYTES;
 	net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = -1;
-	net->tap.fd = -1;
 	/* The one place that maps --net to a backend. */
 	switch (cfg->backend) {
 	case NET_BACKEND_TAP:
 		net->be_ops = &net_tap_ops;
-		net->be = &net->tap;
 		break;
 	case NET_BACKEND_USER:
 		net->be_ops = &net_slirp_ops;
-		net->be = &net->slirp;
 		break;
 	default:
 		net->be_ops = &net_sink_ops;
-		net->be = &net->sink;
 		break;
 	}
+	net->be = net->be_state;
+	if (net->be_ops->init)
+		net->be_ops->init(net->be);
 	virtio_mmio_init(&net->mmio, &net_ops, net, host, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
 			 (1ull << VIRTIO_RING_F_INDIRECT_DESC) |

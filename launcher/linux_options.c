@@ -42,30 +42,22 @@ bool linux_parse_features(const char *list, uint64_t *bits)
 	return *bits != 0;
 }
 
-int linux_option(struct run_options *o, int id, const char *arg)
+bool linux_parse_guest(const char *arg, void *opts)
 {
-	switch (id) {
-	case LINUX_OPT_GUEST:
-		if (strcmp(arg, "linux"))
-			return usage_error("run", "--guest '%s': the one other guest is linux (the stub is the default)", arg);
-		o->guest_linux = true;
-		return 0;
-	case LINUX_OPT_KERNEL: o->kernel = arg; return 0;
-	case LINUX_OPT_INITRD: o->initrd = arg; return 0;
-	case LINUX_OPT_APPEND: o->append = arg; return 0;
-	case LINUX_OPT_WITHHOLD:
-		if (!linux_parse_features(arg, &o->withhold_features))
-			return usage_error("run", "--withhold-features '%s': a comma list of event-idx, indirect-desc, "
-					   "ring-packed, csum, mac, host-tso4", arg);
-		return 0;
-	}
-	return EXIT_USAGE;
+	((struct run_options *)opts)->guest_linux = !strcmp(arg, "linux");
+	return true;
+}
+
+bool linux_parse_withhold(const char *arg, void *opts)
+{
+	return linux_parse_features(arg, &((struct run_options *)opts)->withhold_features);
 }
 
 int linux_options_check(struct run_options *o)
 {
-	if (o->no_vm)
-		return usage_error("run", "--model thread: runs the stub's own driver; a Linux guest needs a VM%s", "");
+	if (o->no_vm || o->model_thread)
+		return usage_error("run", "--vm none / --model thread: runs the stub's own driver; a Linux guest needs a "
+				   "VM%s", "");
 	if (o->guest)
 		return usage_error("run", "'%s': a stub image and a Linux kernel at once -- give one", o->guest);
 	if (strcmp(o->workload, "raw") && strcmp(o->workload, "boot") && strcmp(o->workload, "tcp"))
@@ -82,18 +74,4 @@ int linux_options_check(struct run_options *o)
 	if (o->initrd && !o->kernel)
 		return usage_error("run", "--initrd %s: --guest linux builds its own; give --kernel too", o->initrd);
 	return 0;
-}
-
-void linux_usage(FILE *f)
-{
-	fputs("Linux guest (docs/linux-guest.md):\n"
-	      "  --guest linux        boot the newest /boot/vmlinuz-* with an initramfs built from its\n"
-	      "                       modules, busybox and lkvm-guest; its /init does --workload boot\n"
-	      "                       (default) or tcp (--bytes to --peer, as the stub's tcp does)\n"
-	      "  --kernel FILE        boot this bzImage instead (32-bit boot protocol, ACPI, COM1)\n"
-	      "  --initrd FILE        with --kernel: its initramfs\n"
-	      "  --append LINE        add LINE to the kernel's command line\n"
-	      "  --withhold-features L  do not offer these features: a comma list of event-idx,\n"
-	      "                       indirect-desc, ring-packed, csum, mac, host-tso4\n"
-	      "\n", f);
 }
