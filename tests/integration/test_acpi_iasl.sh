@@ -11,7 +11,8 @@ WRITER=${2:?usage: $0 lguest-kvm unit-acpi}
 
 command -v iasl >/dev/null || { echo "SKIP: no iasl (apt-get install acpica-tools)"; exit 77; }
 check "unit-acpi writes the tables" "$WRITER" --write "$TMP"
-for t in RSDP XSDT FACP APIC DSDT; do
+# (iasl -d writes nothing for an RSDP file: unit-acpi checks that one.)
+for t in XSDT FACP APIC DSDT; do
 	(cd "$TMP" && iasl -d "$t.dat") >"$TMP/$t.log" 2>&1
 	check "iasl -d $t: exit 0, no error" bash -c "[ -s '$TMP/$t.dsl' ] && ! grep -qiE '(^|[^_])error' '$TMP/$t.dsl' '$TMP/$t.log'"
 done
@@ -23,6 +24,6 @@ check "DSDT: the second device's line, level and active high" \
 check "DSDT: \\_S5" grep -q '_S5' "$dsl"
 check "FADT: hardware-reduced" grep -qE 'Hardware Reduced \(V5\) : 1' "$TMP/FACP.dsl"
 check "MADT: the IOAPIC at 0xFEC00000" grep -qi 'Address : FEC00000' "$TMP/APIC.dsl"
-check "MADT: IRQ 5 level, active high" bash -c "grep -A6 'Interrupt Source Override' '$TMP/APIC.dsl' | grep -q 'Trigger Mode : 3'"
+check "MADT: IRQ 5 level, active high" bash -c "grep -A8 'Interrupt Source Override' '$TMP/APIC.dsl' | grep -q 'Trigger Mode : 3'"
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
