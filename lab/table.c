@@ -949,7 +949,10 @@ static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep
 static bool run_sweep(struct table *t)
 {
 	struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
-	bool failed = false, rounds = t->nicosts != 0;
+	/* The cost sweep and the preset's table, whose seconds are compared
+	 * across rows, run in interleaved rounds, so that a machine whose speed
+	 * drifts moves every row alike instead of a few rows' samples. */
+	bool failed = false, rounds = t->nicosts != 0 || t->preset;
 	unsigned nrounds = rounds ? t->repeat : 1, per_turn = rounds ? 1 : t->repeat;
 
 	sigaction(SIGINT, &sa, NULL);
