@@ -151,6 +151,21 @@ unsigned net_rx_from_backend(struct net *net, unsigned budget)
 
 	if (!net->be_ops->receive)
 		return 0;   /* slirp pushes its frames (net_rx_deliver); the sink has none */
+	/* No receive queue yet -- a driver still probing; Linux's takes
+	 * seconds in the emulator VM -- or a broken one: drop what arrives, as
+	 * a NIC without buffers does.  Leaving it unread kept the tap readable
+	 * and its level-triggered watch woke the device thread for ever, a
+	 * spinning CPU that starved the booting guest (docs/linux-guest.md). */
+	if (!rx_vq(net)->ready || net->mmio.needs_reset) {
+		uint8_t head[64];
+		struct iovec iov = { .iov_base = head, .iov_len = sizeof(head) };
+
+		while (got < budget && net->be_ops->receive(net->be, &iov, 1) >= 0) {
+			net->rx.dropped_no_buffer++;
+			got++;
+		}
+		return 0;
+	}
 	/* The budget counts buffers taken, good or refused, so a guest that
 	 * keeps posting unusable ones cannot hold this thread here. */
 	for (unsigned taken = 0; taken < budget && rx_pop(net) > 0; taken++) {

@@ -16,6 +16,7 @@
 
 #include "diag.h"
 #include "lguest_kvm_abi.h"
+#include "linux_options.h"
 #include "lkvm_frame.h"
 #include "notify_policy.h"
 #include "tcp_endpoint.h"
@@ -333,6 +334,16 @@ static const struct opt run_opts[] = {
 	{ OPT_FLAG, "quiet", NULL, RUN(quiet), .help = "do not copy the guest's console to stdout" },
 	{ OPT_U32, "max-seconds", "N", RUN(max_seconds), 1, 86400, .def = "none",
 	  .help = "stop the guest after N seconds (exit 124)" },
+	OPT_SECTION_ROW("Linux guest (docs/linux-guest.md):"),
+	{ OPT_WORD, "guest", "G", OPT_NO_FIELD, .words = "linux", .parse = linux_parse_guest, .def = "the stub",
+	  .help = "linux: boot the newest /boot/vmlinuz-* with an initramfs built from its modules, busybox and "
+		  "lkvm-guest; its /init does --workload boot (default) or tcp" },
+	{ OPT_STRING, "kernel", "FILE", RUN(kernel), .help = "boot this bzImage (32-bit boot protocol, ACPI, COM1)" },
+	{ OPT_STRING, "initrd", "FILE", RUN(initrd), .help = "with --kernel: its initramfs" },
+	{ OPT_STRING, "append", "LINE", RUN(append), .help = "add LINE to the kernel's command line" },
+	{ OPT_CUSTOM, "withhold-features", "LIST", OPT_NO_FIELD, .parse = linux_parse_withhold,
+	  .accepts = "a comma list of event-idx, indirect-desc, ring-packed, csum, mac, host-tso4",
+	  .help = "a Linux guest: the devices do not offer these features" },
 	{ OPT_END },
 };
 
@@ -360,7 +371,7 @@ static int check_workload_net(struct run_options *o)
 			return usage_error("run", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
 		o->no_vm = true;
 	}
-	if (!strcmp(o->workload, "tcp")) {
+	if (!strcmp(o->workload, "tcp") || run_is_linux(o)) {   /* Linux's own stack needs a network */
 		apply_tcp_defaults(o, o->net_given);
 		if (o->frame < 62 || o->frame > 1514) {
 			char n[16];
@@ -435,9 +446,11 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 
 	run_options_defaults(&defaults);
 	rc = opt_parse(&cmd, o, argc, argv, &first);
+	if (!rc && run_is_linux(o))
+		rc = linux_options_check(o);
 	if (!rc)
 		rc = check_workload_net(o);
-	if (!rc)
+	if (!rc && !run_is_linux(o))   /* Linux's policy is its own */
 		rc = check_policy_ring(o);
 	if (!rc)
 		rc = check_ram_user(o);

@@ -47,7 +47,16 @@ struct run_options {
 	bool exit_cost_given;       /* --exit-cost-ns was given (--vm none only) */
 	bool vm_given;              /* --vm was given */
 	bool model_thread;          /* --model thread: the old spelling of --vm none */
+	/* A Linux guest instead of the stub (docs/linux-guest.md) */
+	bool guest_linux;           /* --guest linux: the installed kernel, our initramfs */
+	const char *kernel;         /* --kernel: a bzImage */
+	const char *initrd;         /* --initrd */
+	const char *append;         /* --append: added to the kernel's command line */
+	uint64_t withhold_features; /* --withhold-features: feature bits neither device offers */
 };
+
+/* Does this run boot a Linux kernel (--kernel or --guest linux)? */
+static inline bool run_is_linux(const struct run_options *o) { return o->kernel || o->guest_linux; }
 
 void run_options_defaults(struct run_options *o);
 /* Parse `run` arguments (argv[0] = "run").  Returns 0, or EXIT_USAGE after

@@ -109,7 +109,8 @@ static int setup_run(struct run_state *rs, FILE **json, pthread_t *sig_thread)
 			return -1;
 		rs->net.trace = &rs->trace;
 	}
-	if (o->no_vm ? build_thread_guest(rs) < 0 : build_guest(rs) < 0 || set_vcpu_signal_mask(rs) < 0)
+	if (o->no_vm ? build_thread_guest(rs) < 0
+		     : (run_is_linux(o) ? build_linux_guest(rs) : build_guest(rs)) < 0 || set_vcpu_signal_mask(rs) < 0)
 		return -1;
 	/* /dev/kvm itself only creates the VM and the vCPU. */
 	if (rs->vm.kvm_fd >= 0)

@@ -34,6 +34,7 @@
 #include "sandbox.h"
 #include "stats.h"
 #include "trace_ring.h"
+#include "uart16550.h"
 #include "vm.h"
 #include "wiring.h"
 
@@ -70,11 +71,17 @@ struct run_state {
 	FILE *trace_file;
 	uint64_t trace_gpa;         /* the guest's struct lkvm_trace_buf (0: not announced) */
 	uint64_t trace_sync_host;   /* host TSC when it took that announcement (0: none yet) */
+	/* A Linux guest (run_linux.c): COM1, and the ACPI sleep port that powers off */
+	bool linux_guest;
+	struct uart16550 uart;
 };
 
 /* 1. run_guest.c: VM, image, vCPU, the backend's host side, start info.
  * -1 with diag set. */
 int build_guest(struct run_state *rs);
+/* 1. run_linux.c, a Linux guest: kernel, initrd, ACPI, boot_params, the
+ * vCPU at the 32-bit entry, the backend.  -1 with diag set. */
+int build_linux_guest(struct run_state *rs);
 /* The stub's command line for a run: its devices and parameters.  -1 with
  * diag set if it does not fit. */
 int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size_t size);

@@ -110,6 +110,19 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 	stats_u64(st, "mmio_unknown_address", rs->mmio_unknown);
 	stats_u64(st, "device_errors", rs->con.mmio.errors + rs->net.mmio.errors);
 	stats_u64(st, "device_protocol_violations", rs->con.mmio.violations + rs->net.mmio.violations);
+	{
+		/* What the driver and the device agreed on, as the driver wrote
+		 * it (a Linux guest picks its own, docs/linux-guest.md). */
+		char hex[24];
+
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)rs->net.mmio.host_features);
+		stats_str(st, "net_features_offered", hex);
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)rs->net.mmio.driver_features);
+		stats_str(st, "net_features_negotiated", hex);
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)rs->con.mmio.driver_features);
+		stats_str(st, "console_features_negotiated", hex);
+	}
+	stats_u64(st, "com1_bytes_out", rs->uart.bytes_out);
 	sandbox_stats(&rs->sandbox, st);
 	stats_u64(st, "guest_report", rs->have_report);
 	stats_u64(st, "guest_reports_malformed", rs->bad_reports);

@@ -22,7 +22,9 @@
 #include <sys/ioctl.h>
 #include <time.h>
 
+#include "acpi.h"
 #include "diag.h"
+#include "linux_boot.h"
 
 static const char *exception_name(unsigned v)
 {
@@ -82,6 +84,18 @@ void run_port_out(struct run_state *rs, uint16_t port, const uint8_t *data, uint
 		trace_emit_at(&rs->trace, tsc, LKVM_TR_SYNC, 0, 0, 0, 0);
 		return;
 	}
+	case LINUX_SLEEP_PORT:
+		/* A Linux guest's ACPI power-off: SLP_TYP S5 with SLP_EN (the
+		 * FADT's sleep control register, acpi.c).  Other sleep states
+		 * are not offered; their writes are counted as unknown. */
+		if (rs->linux_guest && size == 1 && (data[0] & ACPI_SLP_EN) &&
+		    ((data[0] >> 2) & 7) == ACPI_S5_SLP_TYP) {
+			rs->end = END_GUEST_EXIT;
+			rs->guest_status = 0;
+			return;
+		}
+		rs->io_unknown++;
+		return;
 	case LKVM_PORT_EXIT:
 		rs->end = END_GUEST_EXIT;
 		rs->guest_status = data[0];
@@ -119,6 +133,13 @@ static void handle_io(struct run_state *rs)
 	struct kvm_run *run = rs->vm.run;
 	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 
+	/* A Linux guest's COM1: every byte of a (rep) access, in order. */
+	if (rs->linux_guest && run->io.port >= UART_COM1_BASE && run->io.port < UART_COM1_BASE + UART_PORTS) {
+		for (uint32_t i = 0; i < (uint32_t)run->io.size * run->io.count; i++)
+			uart_access(&rs->uart, run->io.port - UART_COM1_BASE, data + i,
+				    run->io.direction == KVM_EXIT_IO_OUT);
+		return;
+	}
 	if (run->io.direction == KVM_EXIT_IO_IN) {
 		memset(data, 0xff, (size_t)run->io.size * run->io.count);
 		rs->io_unknown++;

@@ -111,8 +111,17 @@ static int set_cpuid(struct vm *vm)
 	if (!cpuid)
 		return diag_fail("out of memory for CPUID");
 	cpuid->nent = n;
-	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) < 0 ||
-	    ioctl(vm->vcpu_fd, KVM_SET_CPUID2, cpuid) < 0) {
+	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) < 0) {
+		free(cpuid);
+		return diag_fail("KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
+	}
+	/* Say that this is a VM (CPUID.1:ECX bit 31): a Linux guest looks for
+	 * KVM's leaves at 0x40000000 -- kvm-clock, the paravirtual features
+	 * KVM_GET_SUPPORTED_CPUID lists there -- only when the bit is set. */
+	for (unsigned i = 0; i < cpuid->nent; i++)
+		if (cpuid->entries[i].function == 1)
+			cpuid->entries[i].ecx |= 1u << 31;
+	if (ioctl(vm->vcpu_fd, KVM_SET_CPUID2, cpuid) < 0) {
 		free(cpuid);
 		return diag_fail("setting the vCPU's CPUID: %s", strerror(errno));
 	}
@@ -143,12 +152,19 @@ int vm_share_host_tsc(struct vm *vm)
 	return 0;
 }
 
-int vm_create_vcpu_pvh(struct vm *vm, uint32_t entry, uint32_t start_info)
+/* Both entries -- PVH for the stub, the 32-bit boot protocol for a Linux
+ * bzImage -- start the vCPU the same way: flat 4 GiB 32-bit code and data,
+ * protected mode, paging off, interrupts off.  They differ only in the
+ * selectors (PVH: 0x08 and 0x10; the boot protocol: __BOOT_CS 0x10 and
+ * __BOOT_DS 0x18), which the GDT written here follows, and in the
+ * register that points at the boot data (%ebx for PVH, %esi for Linux). */
+static int create_vcpu_flat32(struct vm *vm, const struct kvm_regs *regs, uint16_t cs, uint16_t ds)
 {
 	struct kvm_sregs sregs;
-	struct kvm_regs regs = { .rip = entry, .rbx = start_info, .rflags = 2 };
-	uint64_t *gdt = gmem_ptr(&vm->mem, LKVM_BOOT_GDT_GPA, 3 * 8);
+	uint64_t *gdt = gmem_ptr(&vm->mem, LKVM_BOOT_GDT_GPA, 4 * 8);
 
+	if (!gdt)
+		return diag_fail("guest RAM too small for the boot GDT");
 	vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
 	if (vm->vcpu_fd < 0)
 		return diag_fail("KVM_CREATE_VCPU: %s", strerror(errno));
@@ -166,25 +182,41 @@ int vm_create_vcpu_pvh(struct vm *vm, uint32_t entry, uint32_t start_info)
 	/* The guest loads its own GDT at once; this one only has to be valid
 	 * for the selectors we hand it. */
 	gdt[0] = 0;
-	gdt[1] = 0x00cf9b000000ffffull; /* 0x08: code, 32-bit, flat */
-	gdt[2] = 0x00cf93000000ffffull; /* 0x10: data, flat */
+	gdt[cs / 8] = 0x00cf9b000000ffffull; /* code, 32-bit, flat */
+	gdt[ds / 8] = 0x00cf93000000ffffull; /* data, flat */
 
 	if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
 		return diag_fail("KVM_GET_SREGS: %s", strerror(errno));
-	flat_segment(&sregs.cs, 0x08, 0xb);
-	flat_segment(&sregs.ds, 0x10, 0x3);
+	flat_segment(&sregs.cs, cs, 0xb);
+	flat_segment(&sregs.ds, ds, 0x3);
 	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
 	sregs.tr = (struct kvm_segment){ .limit = 0x67, .type = 0xb, .present = 1 };
 	sregs.gdt.base = LKVM_BOOT_GDT_GPA;
-	sregs.gdt.limit = 3 * 8 - 1;
+	sregs.gdt.limit = (ds > cs ? ds : cs) + 7;
 	sregs.cr0 = 0x11;   /* PE | ET */
 	sregs.cr4 = 0;
 	sregs.efer = 0;
 	if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &sregs) < 0)
-		return diag_fail("KVM_SET_SREGS (PVH entry state): %s", strerror(errno));
-	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, &regs) < 0)
+		return diag_fail("KVM_SET_SREGS (32-bit entry state): %s", strerror(errno));
+	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, regs) < 0)
 		return diag_fail("KVM_SET_REGS: %s", strerror(errno));
 	return 0;
+}
+
+int vm_create_vcpu_pvh(struct vm *vm, uint32_t entry, uint32_t start_info)
+{
+	struct kvm_regs regs = { .rip = entry, .rbx = start_info, .rflags = 2 };
+
+	return create_vcpu_flat32(vm, &regs, 0x08, 0x10);
+}
+
+int vm_create_vcpu_linux(struct vm *vm, uint32_t entry, uint32_t boot_params)
+{
+	/* boot.rst, "32-bit boot protocol": %esi = boot_params; %ebp, %edi
+	 * and %ebx zero. */
+	struct kvm_regs regs = { .rip = entry, .rsi = boot_params, .rflags = 2 };
+
+	return create_vcpu_flat32(vm, &regs, 0x10, 0x18);
 }
 
 int vm_add_ioeventfd(struct vm *vm, uint64_t gpa, uint32_t value, int efd)

@@ -28,6 +28,9 @@ int vm_create(struct vm *vm, uint64_t mem_size);
 /* Create the vCPU in the PVH entry state: 32-bit protected mode, paging off,
  * flat segments, %ebx = start_info. */
 int vm_create_vcpu_pvh(struct vm *vm, uint32_t entry, uint32_t start_info);
+/* Create the vCPU in the Linux 32-bit boot protocol's entry state: the same,
+ * with __BOOT_CS 0x10 / __BOOT_DS 0x18 and %esi = boot_params. */
+int vm_create_vcpu_linux(struct vm *vm, uint32_t entry, uint32_t boot_params);
 void vm_destroy(struct vm *vm);
 
 /* Give the vCPU the host's TSC (offset 0; KVM otherwise starts it near 0),

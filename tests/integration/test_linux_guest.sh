@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# test_linux_guest.sh -- Debian's own kernel on our devices (issue 25,
+# docs/linux-guest.md): Linux's virtio_mmio finds them through our ACPI
+# tables, its virtio_console gives /init hvc0, and its virtio_net sends a
+# stream over TCP through libslirp to `lguest-kvm receive`, which verifies
+# every byte -- once with event-idx negotiated and once with it withheld.
+# The stream is LKVM_LINUX_TCP_BYTES long (default 4M: over libslirp in the
+# emulator VM a Linux guest moves ~0.1 MB/s, so the issue's 64 MiB would
+# take ~11 minutes per run; docs/linux-guest.md).
+#
+# The boot and the transfers run only with LKVM_LINUX_BOOT=1 (they hang in
+# the emulator VM's early boot too often for CI yet).
+# On the host first (no VM needed): a file that is not a kernel, a
+# truncated kernel and a missing initrd are refused with one line, exit 1;
+# and the initramfs is built into the build tree's cache, which the
+# emulator VM reads (its / is read-only).  Then, with KVM (the emulator VM
+# where there is no /dev/kvm): the boot and the two transfers.
+. "$(dirname "$0")/lib.sh"
+BUILD=$(cd "$(dirname "$LKVM")" && pwd)
+
+kernel=$(ls -1v /boot/vmlinuz-* 2>/dev/null | while read -r k; do
+	[ -d "/lib/modules/${k#/boot/vmlinuz-}" ] && echo "$k"; done | tail -1)
+if [ -z "$kernel" ] || [ ! -x /bin/busybox ]; then
+	echo "SKIP: no /boot/vmlinuz-* with its modules, or no /bin/busybox (apt-get install linux-image-amd64 busybox-static)"
+	exit 77
+fi
+
+one_line_refusal() {   # NAME WORD: exit 1, one stderr line naming WORD, nothing on stdout
+	[ "$(rc_of "$1")" = 1 ] && [ "$(err_of "$1" | wc -l)" = 1 ] && grep -q -- "$2" "$TMP/$1.err" &&
+		[ ! -s "$TMP/$1.out" ]
+}
+if [ -z "${LKVM_IN_VM:-}" ]; then
+	echo "x" >"$TMP/not-a-kernel"
+	run_lkvm notkernel run --kernel "$TMP/not-a-kernel"
+	check "a file that is not a kernel: one line, exit 1" one_line_refusal notkernel "not a Linux kernel"
+	head -c 8192 "$kernel" >"$TMP/truncated"
+	run_lkvm truncated run --kernel "$TMP/truncated"
+	check "a truncated kernel: one line, exit 1" one_line_refusal truncated "truncated\|implausible"
+	run_lkvm noinitrd run --kernel "$kernel" --initrd "$TMP/missing.cpio"
+	check "a missing initrd: one line, exit 1" one_line_refusal noinitrd "missing.cpio: No such file"
+	run_lkvm badfeature run --guest linux --withhold-features event-idx,bogus
+	check "an unknown feature name: usage error" [ "$(rc_of badfeature)" = 2 ]
+	check "the initramfs builds" "$BUILD/linux-guest/make-initramfs.sh" "${kernel#/boot/vmlinuz-}"
+	[ "$FAIL" -eq 0 ] || { echo "$PASS passed, $FAIL failed"; exit 1; }
+	# The boot in the emulator VM hangs in early boot too often to be a CI
+	# test yet (docs/linux-guest.md, "What remains"): asked for, not default.
+	if [ "${LKVM_LINUX_BOOT:-0}" != 1 ]; then
+		echo "note: the Linux boot and transfers were not run (LKVM_LINUX_BOOT=1 runs them; docs/linux-guest.md)"
+		echo "$PASS passed, $FAIL failed"
+		exit 0
+	fi
+fi
+need_kvm
+BYTES=${LKVM_LINUX_TCP_BYTES:-4M}
+# Limits: a boot takes ~1 minute in the emulator VM, a second or two on KVM.
+limit() { if [ -n "${LKVM_IN_VM:-}" ]; then echo "$1"; else echo "$2"; fi; }
+
+# --workload boot: /init reached, on hvc0, and its status is the run's.
+timeout -s KILL "$(limit 300 60)" "$LKVM" run --guest linux --net sink --mem 256M --max-seconds "$(limit 240 40)" \
+	--stats-json "$TMP/boot.json" </dev/null >"$TMP/boot.out" 2>"$TMP/boot.err"
+rc=$?
+check "boot: exit 0 (rc $rc)" [ "$rc" = 0 ]
+check "boot: the kernel's messages on COM1" grep -q "Linux version" "$TMP/boot.out"
+check "boot: /init reached, speaking on hvc0" grep -q "lkvm-linux: /init reached on hvc0" "$TMP/boot.out"
+check "boot: both LNRO0005 devices bound (console 3, net 1)" \
+	bash -c "grep -q 'device 0x0003 features' '$TMP/boot.out' && grep -q 'device 0x0001 features' '$TMP/boot.out'"
+[ "$rc" = 0 ] || { tail -30 "$TMP/boot.out"; tail -5 "$TMP/boot.err"; }
+
+# --workload tcp over libslirp, with and without event-idx.
+tcp_run() {   # NAME [RUN ARGS...]
+	local name=$1; shift
+	start_receiver "$BYTES" 60
+	timeout -s KILL "$(limit 400 120)" "$LKVM" run --guest linux --workload tcp --bytes "$BYTES" --net user \
+		--peer "10.0.2.2:$RX_PORT" --mem 256M --max-seconds "$(limit 360 100)" --stats-json "$TMP/$name.json" "$@" \
+		</dev/null >"$TMP/$name.out" 2>"$TMP/$name.err"
+	echo $? >"$TMP/$name.rc"
+	wait "$RX_PID"
+	cp "$TMP/rx.rc" "$TMP/$name.rxrc"; cp "$TMP/rx.out" "$TMP/$name.rxout"; cp "$TMP/rx.err" "$TMP/$name.rxerr"
+}
+feature() {   # NAME KEY BIT -> 1 if the bit is set
+	python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))[sys.argv[2]], 16) >> int(sys.argv[3]) & 1)' \
+		"$TMP/$1.json" "$2" "$3"
+}
+for variant in eventidx noeventidx; do
+	if [ "$variant" = eventidx ]; then tcp_run "$variant"; else tcp_run "$variant" --withhold-features event-idx; fi
+	check "$variant: the guest's exit 0 (rc $(cat "$TMP/$variant.rc"))" [ "$(cat "$TMP/$variant.rc")" = 0 ]
+	check "$variant: the receiver verified $BYTES (rc $(cat "$TMP/$variant.rxrc"))" [ "$(cat "$TMP/$variant.rxrc")" = 0 ]
+	check "$variant: lkvm-guest saw the receiver's clean close" grep -q "sent [0-9]* bytes, the receiver closed cleanly" "$TMP/$variant.out"
+	check "$variant: the host counted notifies" [ "$(json_get "$TMP/$variant.json" tx_queue_notifies)" -gt 0 ]
+	check "$variant: no device error" [ "$(json_get "$TMP/$variant.json" device_errors)" = 0 ]
+	if [ "$variant" = eventidx ]; then
+		check "eventidx: Linux negotiated VIRTIO_RING_F_EVENT_IDX" [ "$(feature eventidx net_features_negotiated 29)" = 1 ]
+	else
+		check "noeventidx: withheld, so neither offered nor negotiated" \
+			[ "$(feature noeventidx net_features_offered 29)$(feature noeventidx net_features_negotiated 29)" = 00 ]
+		check "noeventidx: Linux honoured NO_NOTIFY: fewer notifies than frames" \
+			[ "$(json_get "$TMP/noeventidx.json" tx_queue_notifies)" -lt "$(json_get "$TMP/noeventidx.json" tx_frames)" ]
+	fi
+	[ "$(cat "$TMP/$variant.rc")" = 0 ] || { tail -20 "$TMP/$variant.out"; tail -8 "$TMP/$variant.err"; cat "$TMP/$variant.rxerr"; }
+	echo "$variant: $(grep -E '^(tx_queue_notifies|tx_timer_timeouts|tx_frames|tx_interrupts|rx_interrupts|net_features_negotiated) ' "$TMP/$variant.err" | tr -s ' ' | tr '\n' ' ')"
+done
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
