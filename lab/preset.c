@@ -11,8 +11,8 @@
 #include <string.h>
 
 static const struct preset_option machine_2008[] = {
-	{ "--bytes", "128M", false,
-	  "not the machine but the table's size: an eighth of the seed's 1G, so that 12 rows x 3 runs end within "
+	{ "--bytes", "32M", false,
+	  "not the machine but the table's size: 1/32 of the seed's 1G, so that 12 rows x 3 runs end within "
 	  "10 minutes on 2 cores; every count is compared per GiB" },
 	{ "--frame", "190", false,
 	  "~7.75M TX buffers per 1G TCP stream (MSS 136): three facts agree, seed-2008.md sec. 3" },
