@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "host_poll.h"
 #include "lguest_kvm_abi.h"
 #include "lkvm_frame.h"
 #include "notify_policy.h"
@@ -136,6 +137,13 @@ void run_usage(FILE *f)
 "  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
 "                       starting at 500 us (default adaptive)\n"
 "  --host-timer T       rearm (stay suppressed while busy, default) | oneshot (2.6.27)\n"
+"  --host-poll-us N|adaptive  instead of the timer, the device thread polls the ring\n"
+"                       with notifies off for up to N us (0..%u) after each drain, as\n"
+"                       vhost-net's busyloop; adaptive: KVM halt-polling's grow/shrink\n"
+"                       (threaded and thread models; default 0: the timer)\n"
+"  --coalesce U:P       the guest negotiates virtio 1.3 notification coalescing and asks\n"
+"                       for a TX interrupt after P packets or U us, whichever first (0:\n"
+"                       every packet); its TX interrupts stay on (threaded and thread)\n"
 "Output:\n"
 "  --stats-json FILE    also write the stats as one JSON object\n"
 "  --trace FILE         record both sides' events on one clock into FILE (read it with\n"
@@ -151,7 +159,7 @@ void run_usage(FILE *f)
 "failed the host's check; 124 --max-seconds;\n"
 "125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n",
 		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE, LKVM_INDIRECT_COST_NS_MAX, LKVM_INDIRECT_COLD_LINES_MAX,
-		LKVM_INDIRECT_COLD_BYTES >> 20, 2 * (LKVM_INDIRECT_COLD_BYTES >> 20));
+		LKVM_INDIRECT_COLD_BYTES >> 20, 2 * (LKVM_INDIRECT_COLD_BYTES >> 20), HOST_POLL_US_MAX);
 }
 
 /* "A.B.C.D" (host order) with, if `prefix`, "/LEN" after it. */
@@ -227,6 +235,30 @@ static bool valid_indirect(const char *s)
 	return !strncmp(s, "threshold:", 10) && parse_u32(s + 10, 1, VQ_MAX_SIZE, &n);
 }
 
+/* `len` decimal digits, at most `max` (no suffix: a count, not a size). */
+static bool parse_digits(const char *s, size_t len, uint32_t max)
+{
+	uint64_t v = 0;
+
+	if (!len || len > 10)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return v <= max;
+}
+
+/* USECS:PACKETS, each 0..LKVM_COALESCE_MAX. */
+static bool valid_coalesce(const char *s)
+{
+	const char *colon = strchr(s, ':');
+
+	return colon && parse_digits(s, (size_t)(colon - s), LKVM_COALESCE_MAX) &&
+	       parse_digits(colon + 1, strlen(colon + 1), LKVM_COALESCE_MAX);
+}
+
 static bool valid_fault(const char *s)
 {
 	static const char *const ok[] = {
@@ -250,7 +282,7 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
 	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
 	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT, O_INDIRECT_COST, O_COLD_LINES, O_TRACE,
-	       O_TRACE_EVENTS };
+	       O_TRACE_EVENTS, O_HOST_POLL, O_COALESCE };
 	static const struct option longopts[] = {
 		{ "mem", required_argument, 0, O_MEM },
 		{ "workload", required_argument, 0, O_WORKLOAD },
@@ -267,6 +299,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		{ "model", required_argument, 0, O_MODEL },
 		{ "timeout-us", required_argument, 0, O_TIMEOUT },
 		{ "host-timer", required_argument, 0, O_HOST_TIMER },
+		{ "host-poll-us", required_argument, 0, O_HOST_POLL },
+		{ "coalesce", required_argument, 0, O_COALESCE },
 		{ "stats-json", required_argument, 0, O_STATS_JSON },
 		{ "trace", required_argument, 0, O_TRACE },
 		{ "trace-events", required_argument, 0, O_TRACE_EVENTS },
@@ -387,6 +421,16 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 			else
 				return usage_error("run", "--host-timer '%s': expected rearm or oneshot", optarg);
 			break;
+		case O_HOST_POLL:
+			if (!host_poll_parse(optarg, &o->net.host_poll_us, &o->net.host_poll_adaptive))
+				return usage_error("run", "--host-poll-us '%s': give 0..1000 or 'adaptive'", optarg);
+			break;
+		case O_COALESCE:
+			if (!valid_coalesce(optarg))
+				return usage_error("run", "--coalesce '%s': give USECS:PACKETS, each 0..1000000 (e.g. 50:64)",
+						   optarg);
+			o->coalesce = optarg;
+			break;
 		case O_STATS_JSON: o->stats_json = optarg; break;
 		case O_TRACE: o->trace = optarg; break;
 		case O_TRACE_EVENTS:
@@ -498,6 +542,12 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		return usage_error("run", "--trace-events %s: the guest keeps its ring in RAM; give a larger --mem "
 				   "or fewer events", n);
 	}
+	if (o->coalesce && o->net.model == NET_MODEL_LGUEST)
+		return usage_error("run", "--coalesce: the control queue and its timer are the device thread's "
+				   "(--model threaded or thread), not --model lguest%s", "");
+	if ((o->net.host_poll_us || o->net.host_poll_adaptive) && o->net.model == NET_MODEL_LGUEST)
+		return usage_error("run", "--host-poll-us: polls on the device thread (--model threaded or thread), "
+				   "not --model lguest%s", "");
 	if (o->stay_root && o->user)
 		return usage_error("run", "--stay-root with --user %s: pick one", o->user);
 	if (optind < argc - 1)

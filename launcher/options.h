@@ -41,6 +41,7 @@ struct run_options {
 	uint32_t peer_ip, guest_ip; /* tcp workload, host order */
 	uint16_t peer_port;
 	bool tso;                   /* tcp over tap: VIRTIO_NET_F_CSUM + HOST_TSO4 */
+	const char *coalesce;       /* --coalesce USECS:PACKETS (virtio 1.3), or NULL */
 };
 
 void run_options_defaults(struct run_options *o);

@@ -126,6 +126,34 @@ echo $? >"$TMP/int.rc"
 check "SIGINT: exit 130" [ "$(rc_of int)" = 130 ]
 check "SIGINT: the stats say so" grep -q "^run_end  *signal" "$TMP/int.err"
 
+# --host-poll-us (vhost-net's busyloop instead of 2008's timer): the frames
+# all verified, no timer ever armed, every chain counted once by notify or
+# poll, and the windows where the option and KVM's rule put them.
+poll_accounts() {
+	local j=$TMP/$1.json
+	[ "$(json_get "$j" tx_timer_timeouts)" = 0 ] &&
+		[ "$(json_get "$j" tx_buffers_by_timer)" = 0 ] &&
+		[ $(( $(json_get "$j" tx_buffers_by_notify) + $(json_get "$j" tx_buffers_by_poll) )) = \
+		  "$(json_get "$j" tx_frames)" ] &&
+		[ "$(json_get "$j" host_poll_mode)" = "$2" ] &&
+		python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); w=j["host_poll_us_final"]
+sys.exit(0 if eval(sys.argv[2]) and j["tx_poll_hits"] + j["tx_poll_misses"] > 0 else 1)' "$j" "$3"
+}
+for poll in 200 adaptive; do
+	for policy in dynamic event-idx; do
+		name=poll-$poll-$policy
+		run_lkvm "$name" run --model thread --bytes 8M --policy "$policy" --host-poll-us "$poll" \
+			--stats-json "$TMP/$name.json"
+		check "--host-poll-us $poll, $policy: exit 0, every frame verified" raw_ok "$name"
+	done
+done
+check "--host-poll-us 200: no timer, every chain by notify or poll, window 200 us" \
+	poll_accounts poll-200-dynamic fixed 'w == 200'
+check "--host-poll-us adaptive: the window is 0 or within KVM's 10..200 us" \
+	poll_accounts poll-adaptive-event-idx adaptive 'w == 0 or 10 <= w <= 200'
+run_lkvm poll-halt run --model thread --bytes 8M --wait halt --host-poll-us 50 --stats-json "$TMP/poll-halt.json"
+check "--host-poll-us 50 with --wait halt: exit 0, every frame verified" raw_ok poll-halt
+
 # What it cannot run: one line, exit 2, before anything starts.
 refused() {
 	local name=$1; shift
