@@ -108,4 +108,9 @@ void net_report_stats(const struct net *net, const struct net_report_guest *gues
 	stats_u64(st, "tx_poll_misses", tx->poll_misses);
 	stats_f64(st, "tx_poll_seconds", tx->poll_ns / 1e9);
 	stats_u64(st, "tx_poll_budget_exhausted", tx->poll_budget_exhausted);
+	stats_u64(st, "net_coalescing", net_coal_negotiated(net));
+	stats_u64(st, "tx_coal_max_packets", net->coal.q[NET_TX].p.max_packets);
+	stats_u64(st, "tx_coal_max_usecs", net->coal.q[NET_TX].p.max_usecs);
+	stats_u64(st, "net_ctrl_commands", net->coal.commands + net->ctrl_commands_bad);
+	stats_u64(st, "net_ctrl_commands_refused", net->coal.errors + net->ctrl_commands_bad);
 }

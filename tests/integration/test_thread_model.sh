@@ -154,6 +154,26 @@ check "--host-poll-us adaptive: the window is 0 or within KVM's 10..200 us" \
 run_lkvm poll-halt run --model thread --bytes 8M --wait halt --host-poll-us 50 --stats-json "$TMP/poll-halt.json"
 check "--host-poll-us 50 with --wait halt: exit 0, every frame verified" raw_ok poll-halt
 
+# --coalesce (virtio 1.3 notification coalescing over the control queue):
+# the guest's TX interrupts stay on, so the device's rule alone sets their
+# number -- one per frame at 0:0, one per 64 frames when the time limit
+# (1 s) is far beyond the run -- and with polling too.
+coal_irqs() {
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); f=j["tx_frames"]; i=j["tx_interrupts"]
+ok = j["net_coalescing"] == 1 and j["net_ctrl_commands"] == 2 and j["net_ctrl_commands_refused"] == 0
+sys.exit(0 if ok and eval(sys.argv[2]) else 1)' "$TMP/$1.json" "$2"
+}
+run_lkvm coal-0 run --model thread --bytes 4M --coalesce 0:0 --stats-json "$TMP/coal-0.json"
+check "--coalesce 0:0: exit 0, every frame verified" raw_ok coal-0
+check "--coalesce 0:0: one interrupt per frame" coal_irqs coal-0 'i == f'
+run_lkvm coal-64 run --model thread --bytes 4M --coalesce 1000000:64 --stats-json "$TMP/coal-64.json"
+check "--coalesce 1000000:64: exit 0, every frame verified" raw_ok coal-64
+check "--coalesce 1000000:64: one interrupt per 64 frames" coal_irqs coal-64 'f // 64 <= i <= f // 64 + 1'
+run_lkvm coal-poll run --model thread --bytes 4M --wait halt --coalesce 50:32 --host-poll-us 20 \
+	--stats-json "$TMP/coal-poll.json"
+check "--coalesce 50:32 --host-poll-us 20 --wait halt: exit 0, every frame verified" raw_ok coal-poll
+check "--coalesce 50:32: fewer interrupts than frames, at least one per 32" coal_irqs coal-poll 'f // 32 <= i < f'
+
 # What it cannot run: one line, exit 2, before anything starts.
 refused() {
 	local name=$1; shift
