@@ -59,4 +59,17 @@ run_lkvm coal-poll run --model thread --bytes 4M --wait halt --coalesce 50:32 --
 check "--coalesce 50:32 --host-poll-us 20 --wait halt: exit 0, every frame verified" raw_ok coal-poll
 check "--coalesce 50:32: fewer interrupts than frames, at least one per 32" coal_irqs coal-poll 'f // 32 <= i < f'
 
+# The two experiments of `table`, tiny: every row runs, the summaries print.
+run_lkvm tpoll table --experiment poll --rows event-idx --repeat 1 --bytes 2M --json "$TMP/tpoll.json"
+check "table --experiment poll: exit 0, six windows, the kicks-saved line" \
+	sh -c '[ "$(cat "$1/tpoll.rc")" = 0 ] && [ "$(grep -c "^Event-idx  " "$1/tpoll.out")" = 6 ] &&
+	       grep -q "kicks/GiB at" "$1/tpoll.out"' _ "$TMP"
+run_lkvm tcoal table --experiment coalesce --repeat 1 --bytes 1M --csv "$TMP/tcoal.csv"
+check "table --experiment coalesce: exit 0, 20 rows, the prediction's summary, the CSV" \
+	sh -c '[ "$(cat "$1/tcoal.rc")" = 0 ] && [ "$(grep -c "^Dynamic  " "$1/tcoal.out")" = 20 ] &&
+	       grep -q "within 10% of the prediction" "$1/tcoal.out" && [ "$(wc -l <"$1/tcoal.csv")" = 21 ]' _ "$TMP"
+run_lkvm tlg table --experiment coalesce --model lguest
+check "table --experiment coalesce --model lguest: refused with one line" \
+	[ "$(rc_of tlg):$(wc -l <"$TMP/tlg.err")" = 2:1 ]
+
 finish
