@@ -454,10 +454,14 @@ static bool net_tx_poll_spin(struct net *net, uint64_t window_ns, uint64_t t0)
 	do {
 		for (int i = 0; i < 8; i++)
 			__builtin_ia32_pause();
+		now = monotonic_ns();
 		pthread_mutex_lock(&net->mmio.lock);
 		found = vq_has_avail(vq);
+		/* Coalescing's time limit, due while we spin: its timerfd waits
+		 * for epoll, so look here (its late expiry then finds nothing). */
+		if (net->coal_timer_set && now >= net->coal_timer_set)
+			net_coal_expired(net);
 		pthread_mutex_unlock(&net->mmio.lock);
-		now = monotonic_ns();
 	} while (!found && now - t0 < window_ns && !__atomic_load_n(&net->stopping, __ATOMIC_RELAXED));
 	pthread_mutex_lock(&net->mmio.lock);
 	net->st.poll_ns += now - t0;
