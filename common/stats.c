@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "json_writer.h"
 
 static struct stat_entry *add(struct stats *st, const char *key)
 {
@@ -73,36 +74,25 @@ void stats_print(FILE *f, const struct stats *st)
 	fflush(f);
 }
 
-void json_write_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 int stats_write_json(FILE *f, const char *path, const struct stats *st)
 {
-	fputs("{", f);
+	struct json_writer w;
+
+	json_start(&w, f);
+	json_begin_object(&w, NULL);
 	for (unsigned i = 0; i < st->n; i++) {
 		const struct stat_entry *e = &st->e[i];
 
-		fprintf(f, "%s\n  ", i ? "," : "");
-		json_write_string(f, e->key);
-		fputs(": ", f);
+		json_break(&w, 2);   /* one key per line */
 		switch (e->type) {
-		case STAT_U64: fprintf(f, "%llu", (unsigned long long)e->u); break;
-		case STAT_F64: fprintf(f, "%.9g", e->f); break;
-		case STAT_STR: json_write_string(f, e->s); break;
+		case STAT_U64: json_u64(&w, e->key, e->u); break;
+		case STAT_F64: json_double(&w, e->key, "%.9g", e->f); break;
+		case STAT_STR: json_string(&w, e->key, e->s); break;
 		}
 	}
-	fputs("\n}\n", f);
+	json_break(&w, 0);
+	json_end(&w);
+	fputc('\n', f);
 	if (fclose(f) != 0)
 		return diag_fail("--stats-json %s: write failed: %m", path);
 	return 0;

@@ -40,9 +40,8 @@ void stats_f64(struct stats *st, const char *key, double v);
 void stats_str(struct stats *st, const char *key, const char *v);
 /* The seed's two lines first, then "key value" lines. */
 void stats_print(FILE *f, const struct stats *st);
-/* A JSON string literal with quotes and control characters escaped. */
-void json_write_string(FILE *f, const char *s);
-/* Writes and closes `f` (opened early, before privileges are dropped). */
+/* Writes and closes `f` (opened early, before privileges are dropped),
+ * through the one JSON writer (json_writer.h). */
 int stats_write_json(FILE *f, const char *path, const struct stats *st);
 
 /* qsort's comparison for doubles, ascending: the medians and quantiles of

@@ -46,6 +46,7 @@
 #include "clock.h"
 #include "diag.h"
 #include "lguest_kvm_abi.h"
+#include "lkvm_frame.h"
 #include "thread_pin.h"
 #include "trace_ring.h"
 #include "virtio_net_coal.h"
@@ -658,22 +659,21 @@ void net_init(struct net *net, const struct device_host *host, unsigned index, c
 	net->tx_weight_chains = NET_TX_WEIGHT_CHAINS;
 	net->tx_weight_bytes = NET_TX_WEIGHT_BYTES;
 	net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = net->coal_fd = -1;
-	net->tap.fd = -1;
 	/* The one place that maps --net to a backend. */
 	switch (cfg->backend) {
 	case NET_BACKEND_TAP:
 		net->be_ops = &net_tap_ops;
-		net->be = &net->tap;
 		break;
 	case NET_BACKEND_USER:
 		net->be_ops = &net_slirp_ops;
-		net->be = &net->slirp;
 		break;
 	default:
 		net->be_ops = &net_sink_ops;
-		net->be = &net->sink;
 		break;
 	}
+	net->be = net->be_state;
+	if (net->be_ops->init)
+		net->be_ops->init(net->be);
 	bool threaded = cfg->model == NET_MODEL_THREADED;
 
 	virtio_mmio_init(&net->mmio, threaded ? &net_ops_ctrl : &net_ops, net, host, index,

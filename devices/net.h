@@ -31,15 +31,13 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "host_poll.h"
 #include "net_backend.h"
 #include "net_coal.h"
 #include "net_config.h"
-#include "net_sink.h"
-#include "net_slirp.h"
-#include "net_tap.h"
 #include "virtio_mmio.h"
 
 struct stats;
@@ -98,13 +96,11 @@ struct net {
 	struct virtio_mmio_dev mmio;
 	struct net_config cfg;
 	/* The backend, chosen by net_init from cfg.backend: its operations and
-	 * its state, which is one of the three below.  The other two stay
-	 * zeroed (the tap's fd -1). */
+	 * its state (be, which points at be_state), whose type only the
+	 * backend knows (net_backend.h). */
 	const struct net_backend_ops *be_ops;
 	void *be;
-	struct net_sink sink;       /* backend: verify and discard (default) */
-	struct net_tap tap;         /* backend: a real TAP device */
-	struct net_slirp slirp;     /* backend: user-mode networking */
+	_Alignas(max_align_t) unsigned char be_state[NET_BACKEND_STATE_BYTES];
 	struct net_tx_stats st;
 	struct net_rx_stats rx;
 	struct net_pop_timing pop;    /* each TX chain's walk, timed */
@@ -165,6 +161,10 @@ void net_stop(struct net *net);
 void net_close(struct net *net);
 /* lguest model: called on the vCPU thread after KVM_RUN was interrupted. */
 void net_vcpu_poll(struct net *net);
+
+/* What became of the frames the backend was given (its tx_totals), for
+ * whoever checks a run's transfer. */
+void net_backend_tx_totals(const struct net *net, struct net_backend_tx_totals *out);
 
 /* Receiving (net_rx.c).  All with mmio.lock held. */
 /* One frame (no virtio-net header) into the next receive buffer; -1 if

@@ -25,10 +25,19 @@
  * tx_totals; keys that only it has (the tap's interface name) it appends
  * itself (report_stats).
  *
- * Life cycle, in the order net.c calls it: open (still privileged: the tap
- * device, slirp's instance), start (after privileges are dropped: slirp's
- * poll thread), stop (threads joined), close (descriptors and memory).
- * An operation a backend does not have is NULL.
+ * Life cycle, in the order net.c calls it: init (the never-opened state),
+ * open (still privileged: the tap device, slirp's instance), start (after
+ * privileges are dropped: slirp's poll thread), stop (threads joined),
+ * close (descriptors and memory).  An operation a backend does not have is
+ * NULL.
+ *
+ * A backend's state is its own: its type is declared in its own header
+ * (net_sink.h, net_tap.h, net_slirp.h), which only the backend's file and
+ * the tests that drive it from outside include -- not net.h, so nothing
+ * above the device (the launcher, the lab) can read a backend's fields or
+ * pull in libslirp's header.  The device keeps the state in storage of its
+ * own (struct net's be_state), NET_BACKEND_STATE_BYTES long, and knows it
+ * only as `void *be`.
  */
 #ifndef NET_BACKEND_H
 #define NET_BACKEND_H
@@ -43,6 +52,11 @@
 #include "virtqueue.h"
 
 struct stats;
+
+/* Room for any backend's state: a whole 64 KiB frame (the sink's copy, the
+ * gather buffer slirp feeds slirp_input from) and a backend's counters.
+ * Each backend's file checks that its state fits. */
+#define NET_BACKEND_STATE_BYTES (65536u + 1024u)
 
 /* An Ethernet frame for the guest, without a virtio-net header.  Called with
  * the device's lock held; the frame is only valid during the call. */
@@ -63,10 +77,14 @@ struct net_backend_tx_totals {
 	uint64_t payload_bytes;   /* the raw workload's bytes after each frame's header */
 	const char *verdict;      /* "ok", the first reason a frame went bad, or NULL:
 				     nothing went wrong, but the backend does not check frames */
+	const char *interface;    /* the host interface the frames went out on (the
+				     tap's name), or NULL */
 };
 
 struct net_backend_ops {
 	const char *name;         /* --net's word: the net_backend key's value */
+	/* The never-opened state, from zeroed storage (e.g. no descriptor: -1). */
+	void (*init)(void *be);
 	/* Set up the host side from the device's settings; -1 with diag set. */
 	int (*open)(void *be, const struct net_config *cfg, const struct net_backend_link *link);
 	/* Start threads of its own (after privileges are dropped); -1 with diag set. */
@@ -90,5 +108,10 @@ struct net_backend_ops {
 	/* Append the keys only this backend has. */
 	void (*report_stats)(const void *be, struct stats *st);
 };
+
+/* The three tables, one per --net (net_sink.c, net_tap.c, net_slirp.c). */
+extern const struct net_backend_ops net_sink_ops;   /* --net sink: verify and discard */
+extern const struct net_backend_ops net_tap_ops;    /* --net tap: a real TAP device */
+extern const struct net_backend_ops net_slirp_ops;  /* --net user: libslirp */
 
 #endif

@@ -125,6 +125,8 @@ static int sink_transmit(void *be, const struct vq_chain *chain, uint64_t negoti
 	return net_sink_consume(be, chain);
 }
 
+_Static_assert(sizeof(struct net_sink) <= NET_BACKEND_STATE_BYTES, "struct net_sink outgrew the device's room for it");
+
 static void sink_tx_totals(const void *be, struct net_backend_tx_totals *out)
 {
 	const struct net_sink *sink = be;

@@ -27,7 +27,6 @@ struct net_sink {
  * (counted, first reason kept in first_error). */
 int net_sink_consume(struct net_sink *sink, const struct vq_chain *chain);
 
-/* The backend table for --net sink; its state is a struct net_sink. */
-extern const struct net_backend_ops net_sink_ops;
+/* Its backend table (net_backend.h) takes a struct net_sink as its state. */
 
 #endif

@@ -595,6 +595,8 @@ static void slirp_tx_totals(const void *be, struct net_backend_tx_totals *out)
 	out->verdict = s->errors ? s->first_error : NULL;
 }
 
+_Static_assert(sizeof(struct net_slirp) <= NET_BACKEND_STATE_BYTES, "struct net_slirp outgrew the device's room for it");
+
 const struct net_backend_ops net_slirp_ops = {
 	.name = "user",
 	.open = slirp_open,

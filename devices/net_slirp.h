@@ -41,12 +41,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The launcher's files that only parse or print (options.h and its users)
- * are built with LKVM_WITHOUT_LIBSLIRP (meson.build): libslirp's header sits
- * in the default include path, so only this keeps them from pulling it in. */
-#ifdef LKVM_WITHOUT_LIBSLIRP
-#error "libslirp's header in a file built without it: include net_config.h, not net.h"
-#endif
 #include <slirp/libslirp.h>
 
 #include "net_backend.h"
@@ -121,7 +115,6 @@ void net_slirp_stop(struct net_slirp *s);
 /* After net_slirp_stop: free slirp (closing its sockets), the timers and the eventfd. */
 void net_slirp_close(struct net_slirp *s);
 
-/* The backend table for --net user; its state is a struct net_slirp. */
-extern const struct net_backend_ops net_slirp_ops;
+/* Its backend table (net_backend.h) takes a struct net_slirp as its state. */
 
 #endif

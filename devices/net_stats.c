@@ -47,18 +47,24 @@ static double pop_ns_per_chain(const struct net *net, int indirect)
 	return p->ticks[indirect] * (ns / (double)(tsc - p->tsc0)) / p->chains[indirect];
 }
 
+void net_backend_tx_totals(const struct net *net, struct net_backend_tx_totals *out)
+{
+	*out = (struct net_backend_tx_totals){ 0 };
+	net->be_ops->tx_totals(net->be, out);
+}
+
 void net_report_stats(const struct net *net, const struct net_report_guest *guest, struct stats *st)
 {
 	const struct net_tx_stats *tx = &net->st;
 	const struct net_rx_stats *rx = &net->rx;
-	struct net_backend_tx_totals be = { 0 };
+	struct net_backend_tx_totals be;
 	double xfer = transfer_seconds(net);
 	/* Payload: the TCP stream bytes the receiver acknowledged, or the raw
 	 * workload's frames after their header, as the backend counted them. */
 	uint64_t payload;
 	const char *verify;
 
-	net->be_ops->tx_totals(net->be, &be);
+	net_backend_tx_totals(net, &be);
 	payload = guest->tcp ? guest->tcp_bytes_acked : be.payload_bytes;
 	/* A backend that checks nothing and dropped nothing leaves the verdict
 	 * to whoever checks: the receiver (tcp), or nobody on the host (raw). */

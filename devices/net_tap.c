@@ -223,6 +223,15 @@ void net_tap_close(struct net_tap *tap)
 
 /* ---- the backend table (net_backend.h) ---- */
 
+_Static_assert(sizeof(struct net_tap) <= NET_BACKEND_STATE_BYTES, "struct net_tap outgrew the device's room for it");
+
+static void tap_init(void *be)
+{
+	struct net_tap *tap = be;
+
+	tap->fd = -1;   /* not open: tap_close has nothing to close */
+}
+
 static int tap_open(void *be, const struct net_config *cfg, const struct net_backend_link *link)
 {
 	(void)link;   /* frames come in through the device's reads, not pushed */
@@ -268,6 +277,7 @@ static void tap_tx_totals(const void *be, struct net_backend_tx_totals *out)
 	out->bad = tap->errors;
 	out->payload_bytes = tap->bytes - tap->frames * LKVM_FRAME_HDR;
 	out->verdict = tap->errors ? tap->first_error : NULL;
+	out->interface = tap->ifname;
 }
 
 static void tap_report_stats(const void *be, struct stats *st)
@@ -279,6 +289,7 @@ static void tap_report_stats(const void *be, struct stats *st)
 
 const struct net_backend_ops net_tap_ops = {
 	.name = "tap",
+	.init = tap_init,
 	.open = tap_open,
 	.close = tap_close,
 	.transmit = tap_transmit,

@@ -9,7 +9,10 @@
  * time (ACKNOWLEDGE, DRIVER, FEATURES_OK, DRIVER_OK; 0 resets), features
  * between DRIVER and FEATURES_OK and masked with what the device offers,
  * queues set up between FEATURES_OK and DRIVER_OK while not yet ready, and
- * a broken queue back only through a reset.  A write outside that order is
+ * a broken queue back only through a reset.  QueueReady = 0, the driver's
+ * "stop using the queue", is allowed at any status (4.2.2.2).  A ready
+ * queue is held -- no chain taken -- until DRIVER_OK (2.1.2), which then
+ * passes on a notify that came while it was held.  A write outside that order is
  * a violation: refused, counted, one line kept, and DEVICE_NEEDS_RESET with
  * a configuration-change interrupt -- every time, so a driver cannot ride
  * on past the first refusal unseen.  What a device sees (its queues, the
@@ -186,6 +189,7 @@ static void reset_device(struct virtio_mmio_dev *dev)
 	dev->features_unoffered = 0;
 	dev->features_unoffered_high = false;
 	dev->needs_reset = false;
+	memset(dev->notify_held, 0, sizeof(dev->notify_held));
 	interrupt_status_clear(dev, ~0u);
 	__atomic_store_n(&dev->status, 0, __ATOMIC_SEQ_CST);
 	if (dev->ops->reset)
@@ -204,6 +208,28 @@ static uint32_t next_status_bit(uint32_t status)
 		if (!(status & order[i]))
 			return order[i];
 	return 0;
+}
+
+/* DRIVER_OK: the device is live (virtio 1.2, 3.1.1 step 8), and only now
+ * may it consume buffers (2.1.2), so the queues held since QueueReady are
+ * let go.  A driver may populate its queues before DRIVER_OK (3.1.1 step
+ * 7); a notify it sent then through an MMIO exit was kept (notify_held),
+ * and is handed to the device now, once, as the guest's notify it was:
+ * nothing made available early waits for a notify that already came.  (A
+ * notify through an ioeventfd goes to the device thread, which finds the
+ * queue held and nothing to take; that driver's next notify is served.) */
+static void release_queues(struct virtio_mmio_dev *dev)
+{
+	for (unsigned q = 0; q < dev->ops->num_queues; q++) {
+		bool notified = dev->notify_held[q];
+
+		dev->notify_held[q] = false;
+		if (!dev->vqs[q].held)
+			continue;
+		dev->vqs[q].held = false;
+		if (notified && dev->vqs[q].ready && dev->ops->queue_notify)
+			dev->ops->queue_notify(dev, q);
+	}
 }
 
 static void status_write(struct virtio_mmio_dev *dev, uint32_t value)
@@ -242,6 +268,8 @@ static void status_write(struct virtio_mmio_dev *dev, uint32_t value)
 		return;
 	}
 	__atomic_store_n(&dev->status, value | (now & VIRTIO_CONFIG_S_NEEDS_RESET), __ATOMIC_SEQ_CST);
+	if (added == VIRTIO_CONFIG_S_DRIVER_OK)
+		release_queues(dev);
 }
 
 static void driver_features_write(struct virtio_mmio_dev *dev, uint32_t value)
@@ -308,6 +336,27 @@ static const char *queue_locked(const struct virtio_mmio_dev *dev, const struct 
 	return NULL;
 }
 
+/* QueueReady = 0: "to stop using the queue the driver MUST write zero" to
+ * it (virtio 1.2, 4.2.2.2) -- at any status: Linux's vm_del_vq does, after
+ * a reset and on a failed probe -- so it is never a violation.  A ready
+ * queue stops: the device "MUST NOT access virtual queue contents when
+ * QueueReady is zero" (4.2.2.1), and dropping the queue as a reset would
+ * makes sure of that (device threads walk queues under the same lock as
+ * this write).  Its registers are kept, for the driver to read back.  A
+ * broken queue stays broken, and a stopped one cannot be made ready again
+ * after DRIVER_OK: both come back only through a device reset. */
+static void stop_queue(struct vq *vq)
+{
+	struct vq stopped;
+
+	if (!vq->ready || vq->broken)
+		return;
+	stopped = (struct vq){ .mem = vq->mem, .name = vq->name, .max_chain_bytes = vq->max_chain_bytes,
+			       .num = vq->num, .desc_gpa = vq->desc_gpa, .avail_gpa = vq->avail_gpa,
+			       .used_gpa = vq->used_gpa };
+	*vq = stopped;
+}
+
 static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t value)
 {
 	struct vq *vq = selected_queue(dev);
@@ -315,6 +364,10 @@ static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t valu
 
 	if (!vq)
 		return;   /* no such queue: nothing to protect, as QueueNumMax 0 says */
+	if (off == VIRTIO_MMIO_QUEUE_READY && !value) {
+		stop_queue(vq);
+		return;
+	}
 	why = queue_locked(dev, vq);
 	if (why) {
 		violation(dev, "queue %u: %s written %s", dev->queue_sel, queue_reg_name(off), why);
@@ -328,9 +381,7 @@ static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t valu
 	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH: set_addr(&vq->avail_gpa, true, value); break;
 	case VIRTIO_MMIO_QUEUE_USED_LOW: set_addr(&vq->used_gpa, false, value); break;
 	case VIRTIO_MMIO_QUEUE_USED_HIGH: set_addr(&vq->used_gpa, true, value); break;
-	case VIRTIO_MMIO_QUEUE_READY:
-		if (!value)
-			break;  /* it is not ready: nothing to stop */
+	case VIRTIO_MMIO_QUEUE_READY:   /* 1: 0 is stop_queue's */
 		vq->event_idx = virtio_mmio_has_feature(dev, VIRTIO_RING_F_EVENT_IDX);
 		vq->indirect_ok = virtio_mmio_has_feature(dev, VIRTIO_RING_F_INDIRECT_DESC);
 		vq->packed = virtio_mmio_has_feature(dev, VIRTIO_F_RING_PACKED);
@@ -338,6 +389,7 @@ static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t valu
 			violation(dev, "%s", vq->error);
 		else if (dev->ops->queue_enabled)
 			dev->ops->queue_enabled(dev, dev->queue_sel);
+		vq->held = vq->ready;   /* queue_locked: DRIVER_OK is not set yet */
 		break;
 	default: break;
 	}
@@ -361,7 +413,10 @@ static void reg_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t value)
 		queue_write(dev, off, value);
 		break;
 	case VIRTIO_MMIO_QUEUE_NOTIFY:
-		if (value < dev->ops->num_queues && dev->vqs[value].ready && dev->ops->queue_notify)
+		/* A held queue's notify waits for DRIVER_OK (release_queues). */
+		if (value < dev->ops->num_queues && dev->vqs[value].held)
+			dev->notify_held[value] = true;
+		else if (value < dev->ops->num_queues && dev->vqs[value].ready && dev->ops->queue_notify)
 			dev->ops->queue_notify(dev, value);
 		break;
 	case VIRTIO_MMIO_INTERRUPT_ACK:

@@ -63,6 +63,10 @@ struct virtio_mmio_dev {
 	uint32_t interrupt_status;
 	uint64_t interrupts;        /* times the line was asserted (0 -> non-zero) */
 	struct vq vqs[VIRTIO_MMIO_MAX_QUEUES];
+	/* A QueueNotify (MMIO exit) reached queue q while it was held before
+	 * DRIVER_OK: DRIVER_OK hands it to the device then (virtio_mmio.c,
+	 * release_queues).  Cleared by a reset. */
+	bool notify_held[VIRTIO_MMIO_MAX_QUEUES];
 	char error[256];            /* why DEVICE_NEEDS_RESET was first set */
 	char last_error[256];       /* why it was set most recently */
 	bool needs_reset;           /* now; a driver reset clears it */

@@ -110,7 +110,7 @@ void vq_reset(struct vq *vq)
 
 bool vq_has_avail(const struct vq *vq)
 {
-	return vq->ready && !vq->broken && vq->layout->has_avail(vq);
+	return vq->ready && !vq->broken && !vq->held && vq->layout->has_avail(vq);
 }
 
 void vq_chain_start(struct vq_chain *c, uint16_t head)
@@ -175,7 +175,7 @@ const void *vq_indirect_table(struct vq *vq, struct vq_chain *c, uint64_t addr, 
 
 int vq_pop_avail(struct vq *vq, struct vq_chain *c)
 {
-	if (!vq->ready || vq->broken)
+	if (!vq->ready || vq->broken || vq->held)
 		return vq->broken ? -1 : 0;
 	return vq->layout->pop(vq, c);
 }
@@ -201,11 +201,25 @@ bool vq_enable_notify_and_recheck(struct vq *vq)
 {
 	if (!vq->ready)         /* a timer can outlive a device reset */
 		return false;
+#if LKVM_MUTANT == LKVM_MUT_RECHECK_NO_FENCE
+	/* Mutant: without the fence the CPU may take the re-check's load
+	 * before the "notify me" store leaves its store buffer. */
+	bool slipped = vq_has_avail(vq);
+
+	RACE_POINT(RACE_H_NOTIFY_RECHECK);
 	vq->layout->enable_notify(vq);
+	return slipped;
+#endif
+	vq->layout->enable_notify(vq);
+	RACE_POINT(RACE_H_NOTIFY_ENABLED);
 	/* Publish "notify me" before looking at the avail side again:
 	 * otherwise the guest may add a buffer, see the old mark, skip the
 	 * notify, and we sleep on a non-empty ring. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	RACE_POINT(RACE_H_NOTIFY_RECHECK);
+#if LKVM_MUTANT == LKVM_MUT_NO_RECHECK
+	return false;   /* mutant: "nothing slipped in", without looking */
+#endif
 	return vq_has_avail(vq);
 }
 
@@ -214,6 +228,8 @@ bool vq_should_interrupt(struct vq *vq)
 	/* Pairs with the guest's barrier between re-enabling interrupts and
 	 * re-reading the used side: our used->idx (or used descriptor) store
 	 * must be visible before we read whether the guest wants an interrupt. */
+	RACE_POINT(RACE_H_IRQ_DECIDE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	RACE_POINT(RACE_H_IRQ_DECIDE);
 	return vq->layout->should_interrupt(vq);
 }

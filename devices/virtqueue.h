@@ -143,6 +143,12 @@ struct vq {
 	uint64_t max_chain_bytes;
 	uint16_t num;
 	bool ready, broken;
+	/* The transport's: the queue is ready but the device status lacks
+	 * DRIVER_OK, so no chain may be taken yet -- "the device MUST NOT
+	 * consume buffers ... before DRIVER_OK" (virtio 1.2, 2.1.2).  Set at
+	 * QueueReady, cleared at DRIVER_OK; a queue set up without a transport
+	 * (a unit test) is never held. */
+	bool held;
 	bool event_idx, indirect_ok, packed;  /* negotiated features; packed picks the layout */
 	uint64_t desc_gpa, avail_gpa, used_gpa;
 	/* The ring layout in use, chosen by vq_enable (NULL until then). */
@@ -167,8 +173,9 @@ struct vq {
 int vq_enable(struct vq *vq, const struct guest_mem *mem);
 void vq_reset(struct vq *vq);
 
-/* 1: a validated chain in *chain; 0: nothing available; -1: the guest broke
- * the ring (vq->broken, vq->violation, vq->error). */
+/* 1: a validated chain in *chain; 0: nothing available (or the queue held
+ * until DRIVER_OK); -1: the guest broke the ring (vq->broken, vq->violation,
+ * vq->error). */
 int vq_pop_avail(struct vq *vq, struct vq_chain *chain);
 /* Put the last popped chain back (the caller found nothing to fill it with). */
 void vq_unpop_avail(struct vq *vq);

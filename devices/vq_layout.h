@@ -19,6 +19,7 @@
 #ifndef VQ_LAYOUT_H
 #define VQ_LAYOUT_H
 
+#include "race_hooks.h"
 #include "virtqueue.h"
 
 /*

@@ -254,6 +254,7 @@ static int packed_pop(struct vq *vq, struct vq_chain *c)
 	case SLOT_AVAIL:
 		break;
 	}
+	RACE_POINT(RACE_H_AVAIL_SEEN);
 	vq_chain_start(c, pos);
 	if (budget == 0)        /* the driver rewrote a slot we still hold */
 		return chain_too_long(vq, c, budget);
@@ -341,6 +342,7 @@ static void packed_push(struct vq *vq, uint16_t id, uint32_t len)
 		flags |= VRING_DESC_F_WRITE;
 	__atomic_store_n(&slot->id, id, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->len, len, __ATOMIC_RELAXED);
+	RACE_POINT(RACE_H_USED_WRITTEN);
 	__atomic_store_n(&slot->flags, flags, __ATOMIC_RELEASE);
 	pk->id_slots[id] = 0;
 	pk->in_flight = (uint16_t)(pk->in_flight - slots);
@@ -352,6 +354,7 @@ static void packed_push(struct vq *vq, uint16_t id, uint32_t len)
 
 static void packed_suppress_notify(struct vq *vq)
 {
+	RACE_POINT(RACE_H_SUPPRESS);
 	__atomic_store_n(&vq->pk.device->flags, VRING_PACKED_EVENT_FLAG_DISABLE, __ATOMIC_RELAXED);
 }
 
@@ -369,6 +372,7 @@ static void packed_enable_notify(struct vq *vq)
 	__atomic_store_n(&pk->device->off_wrap,
 			 (uint16_t)(pk->next_avail | (unsigned)pk->avail_wrap << VRING_PACKED_EVENT_F_WRAP_CTR),
 			 __ATOMIC_RELAXED);
+	RACE_POINT(RACE_H_NOTIFY_ENABLE);
 	__atomic_store_n(&pk->device->flags, VRING_PACKED_EVENT_FLAG_DESC, __ATOMIC_RELEASE);
 }
 

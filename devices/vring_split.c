@@ -108,6 +108,7 @@ static int split_pop(struct vq *vq, struct vq_chain *c)
 	avail_idx = load_avail_idx(vq);
 	if (avail_idx == vq->last_avail)
 		return 0;
+	RACE_POINT(RACE_H_AVAIL_SEEN);
 	if ((uint16_t)(avail_idx - vq->last_avail) > vq->num)
 		return vq_fail(vq, VQV_AVAIL_AHEAD, "avail idx %u is more than a ring ahead of %u", avail_idx,
 			       vq->last_avail);
@@ -161,6 +162,7 @@ static void split_push(struct vq *vq, uint16_t head, uint32_t len)
 	e->id = head;
 	e->len = len;
 	vq->used_shadow++;
+	RACE_POINT(RACE_H_USED_WRITTEN);
 	/* The element must be visible before the index that covers it. */
 	__atomic_store_n(&vq->used->idx, vq->used_shadow, __ATOMIC_RELEASE);
 }
@@ -175,6 +177,11 @@ static uint16_t *avail_event_ptr(struct vq *vq)
  * guest will not cross soon (half a ring-wrap behind us). */
 static void split_suppress_notify(struct vq *vq)
 {
+	RACE_POINT(RACE_H_SUPPRESS);
+#if LKVM_MUTANT == LKVM_MUT_NO_AVAIL_EVENT
+	if (vq->event_idx)
+		return;     /* mutant: avail_event never written */
+#endif
 	if (vq->event_idx)
 		__atomic_store_n(avail_event_ptr(vq), (uint16_t)(vq->last_avail - 0x8000), __ATOMIC_RELAXED);
 	else
@@ -183,6 +190,11 @@ static void split_suppress_notify(struct vq *vq)
 
 static void split_enable_notify(struct vq *vq)
 {
+	RACE_POINT(RACE_H_NOTIFY_ENABLE);
+#if LKVM_MUTANT == LKVM_MUT_NO_AVAIL_EVENT
+	if (vq->event_idx)
+		return;     /* mutant: avail_event never written */
+#endif
 	if (vq->event_idx)
 		__atomic_store_n(avail_event_ptr(vq), vq->last_avail, __ATOMIC_RELAXED);
 	else

@@ -12,13 +12,20 @@
 #include <stdint.h>
 
 #include "lguest_kvm_abi.h"
+#include "race_hooks.h"
 
 static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
 static inline void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" :: "a"(v), "Nd"(port)); }
 static inline uint8_t inb(uint16_t port) { uint8_t v; __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port)); return v; }
 
 static inline uint32_t mmio_read32(uint64_t addr) { return *(volatile uint32_t *)addr; }
-static inline void mmio_write32(uint64_t addr, uint32_t v) { *(volatile uint32_t *)addr = v; }
+/* RACE_MMIO_WRITE: nothing, except in the race harness, where a write to
+ * QueueNotify is the exit that wakes its host thread (race_hooks.h). */
+static inline void mmio_write32(uint64_t addr, uint32_t v)
+{
+	*(volatile uint32_t *)addr = v;
+	RACE_MMIO_WRITE(addr, v);
+}
 static inline uint8_t mmio_read8(uint64_t addr) { return *(volatile uint8_t *)addr; }
 
 /* The address a device is given for a guest pointer.  The stub's page

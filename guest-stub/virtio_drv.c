@@ -26,6 +26,7 @@
 #include "io.h"
 #include "lguest_kvm_abi.h"
 #include "lib.h"
+#include "race_hooks.h"
 #include "trace.h"
 
 static uint32_t rd(const struct virtio_dev *d, uint32_t off) { return mmio_read32(d->base + off); }
@@ -250,6 +251,12 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 	need = gvq_descs_needed(q, n, &indirect);
 	if (!need)
 		return false;
+#if LKVM_MUTANT == LKVM_MUT_PUBLISH_BEFORE_DESCS
+	/* Mutant: the buffer is published before its descriptors are written. */
+	q->vr.avail->ring[q->avail_shadow & (q->num - 1)] = head;
+	*(volatile uint16_t *)&q->vr.avail->idx = (uint16_t)(q->avail_shadow + 1);
+	RACE_POINT(RACE_G_KICK_PUBLISHED);
+#endif
 	if (indirect) {
 		struct vring_desc *t = gvq_itable_alloc(q, n);
 
@@ -289,6 +296,7 @@ bool gvq_add(struct gvq *q, const struct gvq_seg *seg, unsigned n, void *token, 
 	q->descs_used += need;
 	q->extra[head].chain_len = need;
 	q->extra[head].token = token;
+	RACE_POINT(RACE_G_ADD_DESCS);
 	q->vr.avail->ring[q->avail_shadow & (q->num - 1)] = head;
 	q->avail_shadow++;
 	return true;
@@ -315,6 +323,15 @@ void gvq_kick_decide(struct gvq *q, const struct kick_view *v)
 	}
 }
 
+/* Whether the host wants to hear of this kick: NO_NOTIFY, and avail_event
+ * (meaningful with EVENT_IDX only; the policy picks). */
+static void split_read_host_wish(const struct gvq *q, struct kick_view *v)
+{
+	v->host_no_notify = *(volatile uint16_t *)&q->vr.used->flags & VRING_USED_F_NO_NOTIFY;
+	RACE_POINT(RACE_G_KICK_READ_WISH);
+	v->avail_event = *(volatile uint16_t *)&vring_avail_event(&q->vr);
+}
+
 void gvq_kick(struct gvq *q)
 {
 	struct kick_view v = { .packed = false };
@@ -330,12 +347,24 @@ void gvq_kick(struct gvq *q)
 	/* Descriptors and avail entries must be visible before the new index
 	 * (x86 keeps store order; the compiler must too). */
 	barrier();
+#if LKVM_MUTANT == LKVM_MUT_KICK_NO_MB
+	/* Mutant: without mb() the CPU may take the loads before the store
+	 * leaves its store buffer -- here they simply come first. */
+	split_read_host_wish(q, &v);
+	RACE_POINT(RACE_G_KICK_PUBLISH);
 	*(volatile uint16_t *)&q->vr.avail->idx = v.new_idx;
 	q->avail_published = v.new_idx;
+	gvq_kick_decide(q, &v);
+	return;
+#endif
+	RACE_POINT(RACE_G_KICK_PUBLISH);
+	*(volatile uint16_t *)&q->vr.avail->idx = v.new_idx;
+	q->avail_published = v.new_idx;
+	RACE_POINT(RACE_G_KICK_PUBLISHED);
 	/* Publish the index before reading whether the host wants to know. */
 	mb();
-	v.host_no_notify = *(volatile uint16_t *)&q->vr.used->flags & VRING_USED_F_NO_NOTIFY;
-	v.avail_event = *(volatile uint16_t *)&vring_avail_event(&q->vr);
+	RACE_POINT(RACE_G_KICK_READ_WISH);
+	split_read_host_wish(q, &v);
 	gvq_kick_decide(q, &v);
 }
 
@@ -371,6 +400,7 @@ void *gvq_get_used(struct gvq *q, uint32_t *len)
 		return gvq_packed_get_used(q, len);
 	if (!gvq_has_used(q))
 		return 0;
+	RACE_POINT(RACE_G_USED_SEEN);
 	barrier(); /* read the element after the index that covers it */
 	e = q->vr.used->ring[q->last_used & (q->num - 1)];
 	head = (uint16_t)e.id;
@@ -410,6 +440,7 @@ void gvq_disable_interrupts(struct gvq *q)
 		return;
 	}
 	q->interrupts_off = true;
+	RACE_POINT(RACE_G_IRQ_DISABLE);
 	if (q->event_idx)
 		vring_used_event(&q->vr) = q->last_used - 0x8000; /* half a wrap away */
 	else
@@ -420,14 +451,20 @@ bool gvq_enable_interrupts(struct gvq *q)
 {
 	if (q->packed)
 		return gvq_packed_enable_interrupts(q);
+	RACE_POINT(RACE_G_IRQ_ENABLE);
 	q->interrupts_off = false;
 	if (q->event_idx)
 		*(volatile uint16_t *)&vring_used_event(&q->vr) = q->last_used;
 	else
 		*(volatile uint16_t *)&q->vr.avail->flags = 0;
+	RACE_POINT(RACE_G_IRQ_ENABLE_STORED);
 	/* Publish before re-checking, or an interrupt could be skipped for a
 	 * buffer used just now. */
 	mb();
+	RACE_POINT(RACE_G_IRQ_RECHECK);
+#if LKVM_MUTANT == LKVM_MUT_IRQ_NO_RECHECK
+	return true;    /* mutant: sleep without looking again */
+#endif
 	return !gvq_has_used(q);
 }
 

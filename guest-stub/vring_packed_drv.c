@@ -45,6 +45,7 @@
 #include "io.h"
 #include "lguest_kvm_abi.h"
 #include "lib.h"
+#include "race_hooks.h"
 
 #define PK_F_AVAIL (1u << VRING_PACKED_DESC_F_AVAIL)
 #define PK_F_USED (1u << VRING_PACKED_DESC_F_USED)
@@ -125,6 +126,13 @@ static uint16_t pk_write_chain(struct gvq *q, const struct gvq_seg *seg, unsigne
 		uint16_t flags = pk_avail_marks(q->pk.avail_wrap) | (seg[k].device_writes ? VRING_DESC_F_WRITE : 0) |
 				 (k + 1 < n ? VRING_DESC_F_NEXT : 0);
 
+#if LKVM_MUTANT == LKVM_MUT_PACKED_HEAD_FIRST
+		/* Mutant: the head made available before the rest of it. */
+		if (k == 0) {
+			pk_store16(&d->flags, flags);
+			RACE_POINT(RACE_G_KICK_PUBLISHED);
+		}
+#endif
 		d->addr = virt_to_phys(seg[k].addr);
 		d->len = seg[k].len;
 		/* The spec wants the ID in the last descriptor; in every one
@@ -196,6 +204,7 @@ static void pk_publish_pending(struct gvq *q)
 		const struct gvq_pending *p = &q->pk.pending[b & (q->num - 1)];
 
 		q->extra[p->id].chain_len = p->chain_len;
+		RACE_POINT(RACE_G_KICK_PUBLISH);
 		pk_store16(&q->pk.desc[p->slot].flags, p->flags);
 	}
 	q->avail_published = q->avail_shadow;
@@ -301,6 +310,7 @@ void *gvq_packed_get_used(struct gvq *q, uint32_t *len)
 		return 0;
 	if (marks != pk_used_marks(q->pk.used_wrap))
 		pk_give_up(q, "used flags with the wrong wrap counter at slot", q->pk.next_used);
+	RACE_POINT(RACE_G_USED_SEEN);
 	barrier();   /* id, len and WRITE after the marks that cover them */
 	flags = pk_load16(&d->flags);
 	id = pk_load16(&d->id);
@@ -347,8 +357,10 @@ void gvq_packed_kick(struct gvq *q)
 	barrier();
 	pk_publish_pending(q);
 	q->pk.published_pos = v.new_pos;
+	RACE_POINT(RACE_G_KICK_PUBLISHED);
 	/* Publish the flags before reading whether the device wants to know. */
 	mb();
+	RACE_POINT(RACE_G_KICK_READ_WISH);
 	pk_read_device_event(q, &v);
 	gvq_kick_decide(q, &v);
 }
@@ -362,23 +374,31 @@ void gvq_packed_disable_interrupts(struct gvq *q)
 {
 	/* DISABLE works with or without EVENT_IDX: no stale-mark trick needed. */
 	q->interrupts_off = true;
+	RACE_POINT(RACE_G_IRQ_DISABLE);
 	pk_store16(&q->pk.driver->flags, VRING_PACKED_EVENT_FLAG_DISABLE);
 }
 
 bool gvq_packed_enable_interrupts(struct gvq *q)
 {
+	RACE_POINT(RACE_G_IRQ_ENABLE);
 	q->interrupts_off = false;
 	if (q->event_idx) {
 		/* Interrupt when the descriptor at our next used slot is used:
 		 * the offset first, then the flag that makes the device read it. */
 		pk_store16(&q->pk.driver->off_wrap, pk_position(q->pk.next_used, q->pk.used_wrap));
+		RACE_POINT(RACE_G_IRQ_ENABLE_STORED);
 		barrier();
 		pk_store16(&q->pk.driver->flags, VRING_PACKED_EVENT_FLAG_DESC);
 	} else {
 		pk_store16(&q->pk.driver->flags, VRING_PACKED_EVENT_FLAG_ENABLE);
 	}
+	RACE_POINT(RACE_G_IRQ_ENABLE_STORED);
 	/* Publish before re-checking, or an interrupt could be skipped for a
 	 * buffer used just now. */
 	mb();
+	RACE_POINT(RACE_G_IRQ_RECHECK);
+#if LKVM_MUTANT == LKVM_MUT_IRQ_NO_RECHECK
+	return true;    /* mutant: sleep without looking again */
+#endif
 	return !gvq_packed_has_used(q);
 }

@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,7 +28,8 @@
 
 #include "clock.h"
 #include "diag.h"
-#include "options.h"
+#include "json_writer.h"
+#include "opt_table.h"
 #include "stream_pattern.h"
 #include "tcp_endpoint.h"
 
@@ -41,7 +41,7 @@ struct receive_options {
 	uint64_t close_after;       /* test aid: reset after this many; 0: never */
 	const char *ready;          /* created once listening */
 	const char *json;
-	unsigned timeout;           /* seconds without a connection or data */
+	uint32_t timeout;           /* seconds without a connection or data */
 	bool quiet;
 };
 
@@ -55,82 +55,66 @@ struct receive_result {
 	char peer[ENDPOINT_STRLEN]; /* "" before accept() */
 };
 
-static void receive_usage(FILE *f)
+#define RECV(field) offsetof(struct receive_options, field)
+
+static bool parse_listen(const char *arg, void *opts)
 {
-	fprintf(f,
+	return endpoint_parse(arg, true, &((struct receive_options *)opts)->listen);
+}
+
+/* The options of `receive`, each described once (common/opt_table.h). */
+static const struct opt receive_opts[] = {
+	{ OPT_SIZE, "bytes", "SIZE", RECV(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
+	  .def = "none: required", .help = "the stream's length, K/M/G suffixes" },
+	{ OPT_CUSTOM, "listen", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_listen,
+	  .accepts = "IPv4 ADDR:PORT such as 0.0.0.0:5001", .def = "0.0.0.0:5001",
+	  .help = "the address to listen on; port 0: any free port, written to --ready" },
+	{ OPT_STRING, "ready", "FILE", RECV(ready), .help = "once listening, create FILE holding ADDR:PORT" },
+	{ OPT_U32, "timeout", "SECONDS", RECV(timeout), 1, 86400,
+	  .help = "give up after this long without a connection or without data" },
+	{ OPT_SIZE, "close-after", "SIZE", RECV(close_after), 1, UINT64_MAX, .accepts = "a positive size",
+	  .help = "test aid: after SIZE bytes, reset the connection (RST) and exit 0" },
+	{ OPT_STRING, "json", "FILE", RECV(json),
+	  .help = "write bytes, seconds, gbit_per_s, verified, first_bad_offset, peer and result as one JSON "
+		  "object (verified: true exactly when the exit status is 0)" },
+	{ OPT_FLAG, "quiet", NULL, RECV(quiet), .help = "no line on success" },
+	{ OPT_END },
+};
+
+static const char receive_intro[] =
 "usage: lguest-kvm receive --bytes SIZE [options]\n"
 "\n"
 "Accept one TCP connection, read the tcp workload's byte stream (see\n"
 "include/lkvm_frame.h) and verify every byte; succeed if exactly SIZE bytes\n"
 "arrive, all correct, followed by a clean close.\n"
-"\n"
-"  --bytes SIZE         the stream's length (required; K/M/G suffixes)\n"
-"  --listen ADDR:PORT   IPv4 address to listen on (default 0.0.0.0:5001;\n"
-"                       port 0: any free port, written to --ready)\n"
-"  --ready FILE         once listening, create FILE holding ADDR:PORT\n"
-"  --timeout SECONDS    give up after this long without a connection or\n"
-"                       without data (default 30)\n"
-"  --close-after SIZE   test aid: after SIZE bytes, reset the connection (RST)\n"
-"                       and exit 0\n"
-"  --json FILE          write bytes, seconds, gbit_per_s, verified, first_bad_offset,\n"
-"                       peer and result as one JSON object (verified: true\n"
-"                       exactly when the exit status is 0)\n"
-"  --quiet              no line on success\n"
-"  -h, --help           this text\n"
+"\n";
+
+static const char receive_outro[] =
 "\n"
 "Exit status: 0 verified (or reset as --close-after asked); 1 timeout, short or\n"
-"overlong stream, connection reset, socket error; 2 usage; 3 a byte was wrong.\n");
+"overlong stream, connection reset, socket error; 2 usage; 3 a byte was wrong.\n";
+
+static void receive_defaults(struct receive_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	endpoint_parse("0.0.0.0:5001", false, &o->listen);
+	o->timeout = 30;
 }
 
 static int receive_parse(struct receive_options *o, int argc, char **argv)
 {
-	enum { O_LISTEN = 256, O_BYTES, O_READY, O_TIMEOUT, O_CLOSE_AFTER, O_JSON, O_QUIET };
-	static const struct option longopts[] = {
-		{ "listen", required_argument, 0, O_LISTEN },
-		{ "bytes", required_argument, 0, O_BYTES },
-		{ "ready", required_argument, 0, O_READY },
-		{ "timeout", required_argument, 0, O_TIMEOUT },
-		{ "close-after", required_argument, 0, O_CLOSE_AFTER },
-		{ "json", required_argument, 0, O_JSON },
-		{ "quiet", no_argument, 0, O_QUIET },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int c;
+	struct receive_options defaults;
+	const struct opt_command cmd = { .name = "receive", .table = receive_opts, .intro = receive_intro, .outro = receive_outro,
+					 .defaults = &defaults };
+	int first, rc;
 
-	memset(o, 0, sizeof(*o));
-	endpoint_parse("0.0.0.0:5001", false, &o->listen);
-	o->timeout = 30;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_LISTEN:
-			if (!endpoint_parse(optarg, true, &o->listen))
-				return usage_error("receive", "--listen '%s': expected IPv4 ADDR:PORT such as 0.0.0.0:5001", optarg);
-			break;
-		case O_BYTES:
-			if (!parse_size(optarg, &o->bytes) || o->bytes == 0)
-				return usage_error("receive", "--bytes '%s': give a positive size such as 64M or 1G", optarg);
-			break;
-		case O_READY: o->ready = optarg; break;
-		case O_TIMEOUT:
-			if (!parse_timeout_seconds(optarg, &o->timeout))
-				return usage_error("receive", "--timeout '%s': give whole seconds, 1..86400", optarg);
-			break;
-		case O_CLOSE_AFTER:
-			if (!parse_size(optarg, &o->close_after) || o->close_after == 0)
-				return usage_error("receive", "--close-after '%s': give a positive size", optarg);
-			break;
-		case O_JSON: o->json = optarg; break;
-		case O_QUIET: o->quiet = true; break;
-		case 'h': receive_usage(stdout); return -1;
-		default:
-			return usage_error("receive", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("receive", "unexpected argument '%s'", argv[optind]);
+	receive_defaults(&defaults);
+	*o = defaults;
+	rc = opt_parse(&cmd, o, argc, argv, &first);
+	if (rc)
+		return rc;
+	if (first < argc)
+		return usage_error("receive", "unexpected argument '%s'", argv[first]);
 	if (!o->bytes)
 		return usage_error("receive", "%s--bytes SIZE is required", "");
 	if (o->close_after > o->bytes)
@@ -314,19 +298,23 @@ static int write_json(const char *path, const struct receive_options *o, const s
 		fprintf(stderr, "lguest-kvm receive: cannot write --json file '%s': %s\n", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "{\"bytes\": %llu, \"expected_bytes\": %llu, \"seconds\": %.6f, \"gbit_per_s\": %.3f, "
-		   "\"verified\": %s, ",
-		(unsigned long long)r->bytes, (unsigned long long)o->bytes, r->seconds, gbit_per_s(r),
-		code == 0 ? "true" : "false");
+	struct json_writer w;
+
+	json_start(&w, f);
+	json_begin_object(&w, NULL);
+	json_u64(&w, "bytes", r->bytes);
+	json_u64(&w, "expected_bytes", o->bytes);
+	json_double(&w, "seconds", "%.6f", r->seconds);
+	json_double(&w, "gbit_per_s", "%.3f", gbit_per_s(r));
+	json_bool(&w, "verified", code == 0);
 	if (r->bad)
-		fprintf(f, "\"first_bad_offset\": %llu, ", (unsigned long long)r->bad_offset);
+		json_u64(&w, "first_bad_offset", r->bad_offset);
 	else
-		fprintf(f, "\"first_bad_offset\": null, ");
-	if (r->peer[0])
-		fprintf(f, "\"peer\": \"%s\", ", r->peer);
-	else
-		fprintf(f, "\"peer\": null, ");
-	fprintf(f, "\"result\": \"%s\"}\n", r->result);
+		json_null(&w, "first_bad_offset");
+	json_string(&w, "peer", r->peer[0] ? r->peer : NULL);
+	json_string(&w, "result", r->result);
+	json_end(&w);
+	fputc('\n', f);
 	if (fclose(f)) {
 		fprintf(stderr, "lguest-kvm receive: cannot write --json file '%s': %s\n", path, strerror(errno));
 		return -1;

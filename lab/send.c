@@ -17,7 +17,6 @@
 #include "receive.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +27,7 @@
 
 #include "clock.h"
 #include "diag.h"
-#include "options.h"
+#include "opt_table.h"
 #include "stream_pattern.h"
 #include "tcp_endpoint.h"
 
@@ -40,77 +39,69 @@ struct send_options {
 	uint64_t bytes;
 	uint64_t corrupt_at;        /* test aid: flip this byte ... */
 	bool corrupt;               /* ... if set */
-	unsigned timeout;           /* seconds the receiver may stall us */
+	uint32_t timeout;           /* seconds the receiver may stall us */
 	bool quiet;
 };
 
-static void send_usage(FILE *f)
+#define SEND(field) offsetof(struct send_options, field)
+
+static bool parse_connect(const char *arg, void *opts)
 {
-	fprintf(f,
+	struct send_options *o = opts;
+
+	o->have_connect = true;
+	return endpoint_parse(arg, false, &o->connect);
+}
+
+static bool note_corrupt(const char *arg, void *opts)
+{
+	(void)arg;
+	((struct send_options *)opts)->corrupt = true;
+	return true;
+}
+
+/* The options of `send`, each described once (common/opt_table.h). */
+static const struct opt send_opts[] = {
+	{ OPT_CUSTOM, "connect", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_connect,
+	  .accepts = "IPv4 ADDR:PORT such as 127.0.0.1:5001", .def = "none: required",
+	  .help = "the receiver's address and port" },
+	{ OPT_SIZE, "bytes", "SIZE", SEND(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
+	  .def = "none: required", .help = "bytes to send, K/M/G suffixes" },
+	{ OPT_SIZE, "corrupt-at", "OFFSET", SEND(corrupt_at), 0, UINT64_MAX, .parse = note_corrupt,
+	  .accepts = "a byte offset, K/M/G suffixes", .def = "none",
+	  .help = "test aid: flip the stream's byte at OFFSET" },
+	{ OPT_U32, "timeout", "SECONDS", SEND(timeout), 1, 86400,
+	  .help = "give up if the receiver accepts nothing for this long" },
+	{ OPT_FLAG, "quiet", NULL, SEND(quiet), .help = "no line on success" },
+	{ OPT_END },
+};
+
+static const char send_intro[] =
 "usage: lguest-kvm send --connect ADDR:PORT --bytes SIZE [options]\n"
 "\n"
 "Connect to a receiver (lguest-kvm receive) and write the tcp workload's byte\n"
 "stream (see include/lkvm_frame.h); succeed once all SIZE bytes are written\n"
 "and the receiver has closed the connection cleanly.\n"
-"\n"
-"  --connect ADDR:PORT  the receiver's IPv4 address and port (required)\n"
-"  --bytes SIZE         bytes to send (required; K/M/G suffixes)\n"
-"  --corrupt-at OFFSET  test aid: flip the stream's byte at OFFSET (K/M/G suffixes)\n"
-"  --timeout SECONDS    give up if the receiver accepts nothing for this long\n"
-"                       (default 30)\n"
-"  --quiet              no line on success\n"
-"  -h, --help           this text\n"
+"\n";
+
+static const char send_outro[] =
 "\n"
 "Exit status: 0 all sent and the receiver closed cleanly; 1 connection refused,\n"
-"reset or timed out; 2 usage.\n");
-}
+"reset or timed out; 2 usage.\n";
 
 static int send_parse(struct send_options *o, int argc, char **argv)
 {
-	enum { O_CONNECT = 256, O_BYTES, O_CORRUPT_AT, O_TIMEOUT, O_QUIET };
-	static const struct option longopts[] = {
-		{ "connect", required_argument, 0, O_CONNECT },
-		{ "bytes", required_argument, 0, O_BYTES },
-		{ "corrupt-at", required_argument, 0, O_CORRUPT_AT },
-		{ "timeout", required_argument, 0, O_TIMEOUT },
-		{ "quiet", no_argument, 0, O_QUIET },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int c;
+	struct send_options defaults = { .timeout = 30 };
+	const struct opt_command cmd = { .name = "send", .table = send_opts, .intro = send_intro, .outro = send_outro,
+					 .defaults = &defaults };
+	int first, rc;
 
-	memset(o, 0, sizeof(*o));
-	o->timeout = 30;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_CONNECT:
-			if (!endpoint_parse(optarg, false, &o->connect))
-				return usage_error("send", "--connect '%s': expected IPv4 ADDR:PORT such as 127.0.0.1:5001", optarg);
-			o->have_connect = true;
-			break;
-		case O_BYTES:
-			if (!parse_size(optarg, &o->bytes) || o->bytes == 0)
-				return usage_error("send", "--bytes '%s': give a positive size such as 64M or 1G", optarg);
-			break;
-		case O_CORRUPT_AT:
-			if (!parse_size(optarg, &o->corrupt_at))
-				return usage_error("send", "--corrupt-at '%s': give a byte offset", optarg);
-			o->corrupt = true;
-			break;
-		case O_TIMEOUT:
-			if (!parse_timeout_seconds(optarg, &o->timeout))
-				return usage_error("send", "--timeout '%s': give whole seconds, 1..86400", optarg);
-			break;
-		case O_QUIET: o->quiet = true; break;
-		case 'h': send_usage(stdout); return -1;
-		default:
-			return usage_error("send", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("send", "unexpected argument '%s'", argv[optind]);
+	*o = defaults;
+	rc = opt_parse(&cmd, o, argc, argv, &first);
+	if (rc)
+		return rc;
+	if (first < argc)
+		return usage_error("send", "unexpected argument '%s'", argv[first]);
 	if (!o->have_connect)
 		return usage_error("send", "%s--connect ADDR:PORT is required", "");
 	if (!o->bytes)

@@ -17,7 +17,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,22 +33,12 @@
 #include "host_kind.h"
 #include "lguest_kvm_abi.h"
 #include "options.h"
+#include "opt_table.h"
+#include "paper2008.h"
+#include "preset.h"
 #include "stats.h"
 #include "table_sweep.h"
 #include "vm.h"
-
-/* The seed's table: 1G TCP Guest->Host on lguest, ring 128 (2008). */
-static const struct {
-	const char *policy;
-	double seconds;
-	unsigned long timeouts, notifies;
-} paper[] = {
-	{ "static:10", 19.3884, 131023, 888650 }, { "static:20", 18.4506, 364787, 696192 },
-	{ "static:30", 17.1893, 260382, 431136 }, { "static:40", 17.172, 279006, 1112 },
-	{ "static:50", 17.0873, 282943, 816 },    { "static:60", 16.7904, 282645, 955 },
-	{ "static:70", 16.6979, 283811, 1144 },   { "static:100", 16.5922, 280790, 1039 },
-	{ "static:128", 17.3227, 283651, 966 },   { "dynamic", 17.4682, 275860, 64153 },
-};
 
 /* Ctrl-C reaches the running child too (same process group); SIGTERM sent
  * to us alone is passed on.  Either way the child prints its stats and
@@ -64,59 +53,6 @@ static const char emulated_note[] =
 static void on_table_signal(int sig)
 {
 	table_signal = sig;
-}
-
-static void table_usage(FILE *f)
-{
-	fprintf(f,
-"usage: lguest-kvm table [options]\n"
-"\n"
-"Reproduce Rusty Russell's 2008 table (Threshold / Seconds / Timeouts / Notifies):\n"
-"transmit --bytes with static thresholds 10..128 and Dynamic, plus the rows the\n"
-"paper lacked (Always: no threshold; Event-idx), each --repeat times; prints\n"
-"the median with the spread, (max-min)/median, beside the 2008 figures.\n"
-"\n"
-"  --experiment E       notify (default) | indirect (Sasha Levin 2011: never /\n"
-"                       always / threshold x ring 128, 256; --segments 3; with\n"
-"                       --indirect-costs, each of those at every price of a table) | cost (thread\n"
-"                       model: each policy row x exit cost 0,1,5,26,100 us x guest pace\n"
-"                       0,24 us per frame) | layout (each policy row on the split ring\n"
-"                       and on the packed ring, side by side) | poll (each policy row x\n"
-"                       --host-poll-us 0,5,20,50,200,adaptive; rows default\n"
-"                       dynamic,64,always,event-idx) | coalesce (each policy row, default\n"
-"                       dynamic, x --coalesce usecs 0,10,50,200,1000 x packets 1,8,64,256,\n"
-"                       --wait halt unless given); both on --model thread (default) or\n"
-"                       threaded, in interleaved rounds\n"
-"  --rows LIST          comma-separated rows instead of the default sweep, e.g.\n"
-"                       10,64,dynamic,always,event-idx (notify; cost: default\n"
-"                       40,dynamic,always,event-idx; layout: default\n"
-"                       10,20,40,64,100,dynamic,always,event, where event is event-idx\n"
-"                       on split and event-desc on packed) or never,threshold (indirect)\n"
-"  --indirect-costs LIST  indirect: sweep the guest's cost of building a table,\n"
-"                       ns ascending, e.g. 0,100,250,500,1000 (each row runs with\n"
-"                       --indirect-cost-ns=N); prints where threshold overtakes always\n"
-"  --repeat N           runs per row (default 3)\n"
-"  --model M            threaded | lguest | both (default both) | thread (no VM, no\n"
-"                       /dev/kvm needed: see 'lguest-kvm run --help')\n"
-"  --csv FILE           write the table as CSV\n"
-"  --json FILE          write every sample and the medians as JSON\n"
-"  --plot FILE          draw seconds and notifies against threshold (cost: against the\n"
-"                       exit cost; indirect with --indirect-costs: Gbit/s against the\n"
-"                       price of a table, crossover marked) (.svg or .png, gnuplot)\n"
-"  --trace-dir DIR      trace each row's first run into DIR/MODEL-NN-ROW.bin (run --trace;\n"
-"                       read one with 'lguest-kvm trace FILE')\n"
-"Passed to every run (see 'lguest-kvm run --help'):\n"
-"  --bytes --frame --ring --segments --timeout-us --host-timer --wait --mem --pace-ns --tso\n"
-"  --host-poll-us --coalesce\n"
-"  --layout --exit-cost-ns (--model thread) --indirect-cost-ns --indirect-cold-lines\n"
-"  --workload raw|tcp   raw frames (default), or real TCP to a verifying receiver that\n"
-"                       the table starts for every sample, with the host's loopback\n"
-"                       TCP throughput measured after the sweep as the ceiling\n"
-"  --net B              raw: sink | tap[:IFNAME] (tap needs a receiver that drains it);\n"
-"                       tcp: tap (root: a namespace with a tap, deleted afterwards) |\n"
-"                       user (libslirp; the default unless root)\n"
-"\n"
-"Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n");
 }
 
 /* A row for every model, with the child options in `args` (at most
@@ -261,6 +197,13 @@ static int add_layout_rows(struct table *t, const char *word)
 	return 0;
 }
 
+/* The experiments that run only on the device thread's models: their
+ * rows run in interleaved rounds. */
+static bool modern_experiment(const struct table *t)
+{
+	return !strcmp(t->experiment, "poll") || !strcmp(t->experiment, "coalesce");
+}
+
 /* Rows of the poll experiment (issue 26): each policy x the device
  * thread's poll window, 0 (2008's timer host) to adaptive. */
 static const char *const poll_windows[] = { "0", "5", "20", "50", "200", "adaptive" };
@@ -315,7 +258,7 @@ static int add_coalesce_rows(struct table *t, const char *word)
 	return 0;
 }
 
-static int build_rows(struct table *t, const char *spec)
+int table_build_rows(struct table *t, const char *spec)
 {
 	const char *def = !strcmp(t->experiment, "indirect") ? "never,always,threshold"
 			: !strcmp(t->experiment, "cost") ? "40,dynamic,always,event-idx"
@@ -370,6 +313,8 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 	argv[a++] = "--quiet";
 	argv[a++] = "--stats-json";
 	argv[a++] = json;
+	argv[a++] = "--vm";
+	argv[a++] = (char *)t->vm;
 	argv[a++] = "--model";
 	argv[a++] = (char *)model;
 	/* A run that hangs must not hang the table: far above any 1 GiB run. */
@@ -464,7 +409,7 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 
 /* ---- statistics and output ---- */
 
-static void summarise(struct row *r)
+void table_row_summarise(struct row *r)
 {
 	double col[MAX_REPEAT];
 
@@ -489,20 +434,34 @@ static void progress(struct table *t, const char *model, const struct row *r, un
 	fflush(stderr);
 }
 
-static const char *paper_row(const char *policy, char *buf, size_t size)
+/* The seed's row beside ours, and ours over it per GiB. */
+static const char *paper_cells(const struct table *t, const struct row *r, char *buf, size_t size)
 {
-	for (size_t i = 0; i < sizeof(paper) / sizeof(paper[0]); i++)
-		if (!strcmp(paper[i].policy, policy)) {
-			snprintf(buf, size, "%9.4f %8lu %8lu", paper[i].seconds, paper[i].timeouts, paper[i].notifies);
-			return buf;
-		}
-	return "";
+	const struct paper_row *p = paper2008_find(r->policy);
+	double g = table_per_gib(t);
+
+	if (!p)
+		return "";
+	snprintf(buf, size, "%9.4f %8.0f %8.0f | %6.2f %7.3f", p->seconds, p->timeouts, p->notifies,
+		 r->median[M_TIMEOUTS] * g / p->timeouts, r->median[M_NOTIFIES] * g / p->notifies);
+	return buf;
+}
+
+/* Under a notify table: how its shape compares with 2008's. */
+static void print_verdict(const struct table *t, unsigned mi, FILE *f)
+{
+	struct shape_verdict v;
+	char text[1024];
+
+	table_shape(t, mi, &v);
+	shape_describe(&v, text, sizeof(text));
+	fprintf(f, "%s", text);
 }
 
 /* The cost experiment: one line per policy x exit cost x pace. */
 static void print_cost_table(const struct table *t, FILE *f)
 {
-	fprintf(f, "\nModel: thread, no VM  (median of %u; +-%% is (max-min)/median)\n", t->repeat);
+	fprintf(f, "\nModel: %s, no VM  (median of %u; +-%% is (max-min)/median)\n", t->models[0], t->repeat);
 	fprintf(f, "%-10s %-9s %-8s %-17s %-17s %-17s %-7s %s\n", "Threshold", "Exit-us", "Pace-us", "Seconds",
 		"Timeouts", "Notifies", "Gbit/s", "Final-thr");
 	for (unsigned i = 0; i < t->nrows; i++) {
@@ -541,7 +500,8 @@ static void print_layout_cells(const struct row *r, FILE *f)
 static void print_layout_table(const struct table *t, FILE *f)
 {
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		fprintf(f, "%-11s | split: %-8s %-14s %-15s | packed: %-7s %-14s %s\n", "Threshold", "Seconds",
 			"Timeouts", "Notifies", "Seconds", "Timeouts", "Notifies");
 		for (unsigned i = 0; i + 1 < t->nrows; i += 2) {
@@ -576,7 +536,8 @@ static void print_indirect_sweep(const struct table *t, FILE *f)
 	unsigned ncx = table_crossovers(t, cx);
 
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median [min-max] of %u; indirect cost sweep)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median [min-max] of %u; indirect cost sweep)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		fprintf(f, "%-15s %7s  %-22s %-8s %-9s %-8s %-20s %s\n", "Indirect/ring", "Cost-ns", "Gbit/s", "Indirect",
 			"Ring-full", "Notifies", "Build-ns/table", "Pop-ns direct/indirect");
 		for (unsigned i = 0; i < t->nrows; i++) {
@@ -755,16 +716,18 @@ static void print_table(const struct table *t, FILE *f)
 		return;
 	}
 	for (unsigned mi = 0; mi < t->nmodels; mi++) {
-		fprintf(f, "\nModel: %s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "\nModel: %s%s  (median of %u; +-%% is (max-min)/median)\n", t->models[mi],
+			strcmp(t->vm, "none") ? "" : ", no VM", t->repeat);
 		if (indirect)
 			fprintf(f, "%-16s %-17s %-15s %-9s %-15s %s\n", "Indirect/ring", "Seconds", "Gbit/s",
 				"Indirect", "Ring-full", "Notifies");
 		else
-			fprintf(f, "%-10s %-17s %-17s %-17s %-7s %-9s | 2008: %-8s %-8s %s\n", "Threshold", "Seconds",
-				"Timeouts", "Notifies", "Gbit/s", "Final-thr", "Seconds", "Timeouts", "Notifies");
+			fprintf(f, "%-10s %-17s %-17s %-17s %-7s %-9s | 2008: %-8s %-8s %-8s | %s\n", "Threshold",
+				"Seconds", "Timeouts", "Notifies", "Gbit/s", "Final-thr", "Seconds", "Timeouts", "Notifies",
+				"x2008/GiB: Timeouts Notifies");
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
-			char s[40], a[40], b[40], pbuf[64];
+			char s[40], a[40], b[40], pbuf[96];
 
 			if (r->failed[0]) {
 				fprintf(f, "%-10s FAILED: %s\n", r->label, r->failed);
@@ -781,7 +744,13 @@ static void print_table(const struct table *t, FILE *f)
 			snprintf(a, sizeof(a), "%.0f +-%.0f%%", r->median[M_TIMEOUTS], spread_pct(r, M_TIMEOUTS));
 			snprintf(b, sizeof(b), "%.0f +-%.0f%%", r->median[M_NOTIFIES], spread_pct(r, M_NOTIFIES));
 			fprintf(f, "%-10s %-17s %-17s %-17s %-7.2f %-9.0f | %s\n", r->label, s, a, b,
-				r->median[M_GBPS], r->median[M_THRESHOLD], paper_row(r->policy, pbuf, sizeof(pbuf)));
+				r->median[M_GBPS], r->median[M_THRESHOLD], paper_cells(t, r, pbuf, sizeof(pbuf)));
+		}
+		if (!indirect) {
+			if (t->bytes != 1ull << 30)
+				fprintf(f, "(x2008/GiB: our median per GiB -- x%.3g for --bytes %.0f MiB -- over 2008's 1 GiB)\n",
+					table_per_gib(t), t->bytes / 1048576.0);
+			print_verdict(t, mi, f);
 		}
 	}
 }
@@ -813,13 +782,6 @@ static int parse_icosts(struct table *t, const char *list)
 	return t->nicosts ? 0 : usage_error("table", "--indirect-costs '%s': give at least one cost", list);
 }
 
-/* The experiments that run only on the device thread's models: their
- * rows run in interleaved rounds. */
-static bool modern_experiment(const struct table *t)
-{
-	return !strcmp(t->experiment, "poll") || !strcmp(t->experiment, "coalesce");
-}
-
 /* Was run option `flag` passed through? */
 static bool passed(const struct table *t, const char *flag)
 {
@@ -829,150 +791,223 @@ static bool passed(const struct table *t, const char *flag)
 	return false;
 }
 
-static int parse_table_options(struct table *t, int argc, char **argv, const char **rows)
+/* The notify experiment stands for a machine: 2008's unless --preset says
+ * otherwise.  Each of the preset's options goes to every run unless the
+ * user gave it; so do its workload, its host model and, unless --vm was
+ * given, KVM where it can be had and the no-VM host where it cannot (whose
+ * seconds are real, unlike an emulator's). */
+static int apply_preset(struct table *t, const char *name, bool workload_given, bool model_given, bool vm_given,
+			const char **net)
 {
-	enum { O_EXPERIMENT = 256, O_ROWS, O_REPEAT, O_MODEL, O_CSV, O_JSON, O_PLOT, O_PASS, O_WORKLOAD, O_NET, O_TSO,
-	       O_ICOSTS, O_TRACE_DIR };
-	char *net = NULL;
-	bool model_given = false;
-	static const struct option longopts[] = {
-		{ "experiment", required_argument, 0, O_EXPERIMENT },
-		{ "rows", required_argument, 0, O_ROWS },
-		{ "repeat", required_argument, 0, O_REPEAT },
-		{ "model", required_argument, 0, O_MODEL },
-		{ "csv", required_argument, 0, O_CSV },
-		{ "json", required_argument, 0, O_JSON },
-		{ "plot", required_argument, 0, O_PLOT },
-		{ "trace-dir", required_argument, 0, O_TRACE_DIR },
-		{ "workload", required_argument, 0, O_WORKLOAD },
-		{ "net", required_argument, 0, O_NET },
-		{ "bytes", required_argument, 0, O_PASS },
-		{ "frame", required_argument, 0, O_PASS },
-		{ "ring", required_argument, 0, O_PASS },
-		{ "segments", required_argument, 0, O_PASS },
-		{ "timeout-us", required_argument, 0, O_PASS },
-		{ "host-timer", required_argument, 0, O_PASS },
-		{ "host-poll-us", required_argument, 0, O_PASS },
-		{ "coalesce", required_argument, 0, O_PASS },
-		{ "wait", required_argument, 0, O_PASS },
-		{ "mem", required_argument, 0, O_PASS },
-		{ "pace-ns", required_argument, 0, O_PASS },
-		{ "layout", required_argument, 0, O_PASS },
-		{ "exit-cost-ns", required_argument, 0, O_PASS },
-		{ "indirect-cost-ns", required_argument, 0, O_PASS },
-		{ "indirect-cold-lines", required_argument, 0, O_PASS },
-		{ "indirect-costs", required_argument, 0, O_ICOSTS },
-		{ "tso", no_argument, 0, O_TSO },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int c, idx;
-	char *end;
+	const struct preset *p;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
-		switch (c) {
-		case O_EXPERIMENT:
-			if (strcmp(optarg, "notify") && strcmp(optarg, "indirect") && strcmp(optarg, "cost") &&
-			    strcmp(optarg, "layout") && strcmp(optarg, "poll") && strcmp(optarg, "coalesce"))
-				return usage_error("table", "--experiment '%s': expected notify, indirect, cost, layout, poll or "
-						   "coalesce", optarg);
-			t->experiment = optarg;
-			break;
-		case O_ROWS: *rows = optarg; break;
-		case O_ICOSTS:
-			if (parse_icosts(t, optarg))
-				return EXIT_USAGE;
-			break;
-		case O_REPEAT:
-			t->repeat = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || t->repeat < 1 || t->repeat > MAX_REPEAT)
-				return usage_error("table", "--repeat '%s': give 1..25", optarg);
-			break;
-		case O_MODEL:
-			if (!strcmp(optarg, "both")) {
-				t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
-			} else if (!strcmp(optarg, "threaded") || !strcmp(optarg, "lguest") || !strcmp(optarg, "thread")) {
-				t->models[0] = optarg, t->nmodels = 1;
-			} else {
-				return usage_error("table", "--model '%s': expected threaded, lguest, thread or both", optarg);
-			}
-			model_given = true;
-			break;
-		case O_CSV: t->csv = optarg; break;
-		case O_JSON: t->json = optarg; break;
-		case O_PLOT: t->plot = optarg; break;
-		case O_TRACE_DIR:
-			if (mkdir(optarg, 0755) < 0 && errno != EEXIST)
-				return usage_error("table", "--trace-dir '%s': cannot create it", optarg);
-			if (access(optarg, W_OK | X_OK) < 0)
-				return usage_error("table", "--trace-dir '%s': not a writable directory", optarg);
-			t->trace_dir = optarg;
-			break;
-		case O_WORKLOAD:
-			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp"))
-				return usage_error("table", "--workload '%s': expected raw or tcp", optarg);
-			t->tcp = !strcmp(optarg, "tcp");
-			break;
-		case O_TSO:
-			if (t->npass + 1 > MAX_PASS)
-				return usage_error("table", "too many options%s", "");
-			t->pass[t->npass++] = "--tso";
-			break;
-		case O_NET:
-			if (t->npass + 2 > MAX_PASS)
-				return usage_error("table", "too many options%s", "");
-			net = optarg;
-			break;
-		case O_PASS:
-			if (t->npass + 2 > MAX_PASS)
-				return usage_error("table", "too many options%s", "");
-			{
-				static char flags[MAX_PASS][32];
+	if (name ? !strcmp(name, "none") : strcmp(t->experiment, "notify"))
+		return 0;
+	p = preset_find(name ? name : "2008");
+	if (strcmp(t->experiment, "notify"))
+		return usage_error("table", "--preset: a machine for the notify experiment, not '%s' (add --preset none)",
+				   t->experiment);
+	t->preset = p;
+	if (!workload_given)
+		t->tcp = !strcmp(p->workload, "tcp");
+	if (t->tcp && !*net)
+		*net = "user";   /* unprivileged, and the same for root: no namespace to set up */
+	if (!model_given)
+		t->models[0] = p->model, t->nmodels = 1;
+	if (!vm_given)
+		t->vm = vm_check_kvm() == 0 ? "kvm" : "none";
+	for (size_t i = 0; i < p->count; i++) {
+		const struct preset_option *o = &p->options[i];
 
-				snprintf(flags[t->npass], sizeof(flags[0]), "--%s", longopts[idx].name);
-				t->pass[t->npass] = flags[t->npass];
-				t->npass++;
-				t->pass[t->npass++] = optarg;
-			}
-			break;
-		case 'h': table_usage(stdout); return -1;
-		default: return usage_error("table", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
+		if (passed(t, o->option) || (o->vm_none_only && strcmp(t->vm, "none")))
+			continue;
+		if (t->npass + 2 > MAX_PASS)
+			return usage_error("table", "too many options%s", "");
+		t->pass[t->npass++] = (char *)o->option;
+		t->pass[t->npass++] = (char *)o->value;
 	}
-	if (optind < argc)
-		return usage_error("table", "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* ---- the options of `table`, each described once ---- */
+
+#define TABLE(field) offsetof(struct table, field)
+
+static bool parse_icosts_opt(const char *arg, void *opts)
+{
+	return parse_icosts(opts, arg) == 0;
+}
+
+static bool parse_model(const char *arg, void *opts)
+{
+	struct table *t = opts;
+
+	t->model_thread = !strcmp(arg, "thread");
+	if (!strcmp(arg, "both"))
+		t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
+	else
+		t->models[0] = t->model_thread ? "threaded" : arg, t->nmodels = 1;
+	t->model_given = true;
+	return true;
+}
+
+static bool note_vm(const char *arg, void *opts)
+{
+	(void)arg;
+	((struct table *)opts)->vm_given = true;
+	return true;
+}
+
+static bool parse_preset(const char *arg, void *opts)
+{
+	((struct table *)opts)->preset_arg = arg;
+	return !strcmp(arg, "none") || preset_find(arg);
+}
+
+static bool make_trace_dir(const char *arg, void *opts)
+{
+	(void)opts;
+	return (mkdir(arg, 0755) == 0 || errno == EEXIST) && access(arg, W_OK | X_OK) == 0;
+}
+
+static bool parse_workload(const char *arg, void *opts)
+{
+	struct table *t = opts;
+
+	t->tcp = !strcmp(arg, "tcp");
+	t->workload_given = true;
+	return true;
+}
+
+static bool parse_plot(const char *arg, void *opts)
+{
+	(void)opts;
+	return plot_file_name_ok(arg);
+}
+
+static const struct opt table_opts[] = {
+	{ OPT_WORD, "experiment", "E", TABLE(experiment), .words = "notify|indirect|cost|layout|poll|coalesce",
+	  .help = "notify: the 2008 sweep; indirect: Sasha Levin's 2011 rule, never / always / threshold x ring "
+		  "128, 256, --segments 3 (with --indirect-costs, each at every price of a table); cost: the thread "
+		  "model's policy rows x exit cost 0,1,5,26,100 us x guest pace 0,24 us per frame; layout: each "
+		  "policy row on the split ring and on the packed ring, side by side; poll (issue 26): each policy row "
+		  "(default dynamic,64,always,event-idx) x --host-poll-us 0,5,20,50,200,adaptive; coalesce: each policy "
+		  "row (default dynamic) x --coalesce usecs 0,10,50,200,1000 x packets 1,8,64,256, --wait halt unless "
+		  "given; both --model threaded only (--vm none unless given), in interleaved rounds" },
+	{ OPT_CUSTOM, "preset", "P", OPT_NO_FIELD, .parse = parse_preset, .accepts = "2008 or none",
+	  .def = "2008 for the notify experiment",
+	  .help = "the machine the rows stand for: 2008 (docs/seed-2008.md; each of its options gives way to one "
+		  "you pass) or none (the run defaults: raw frames of 1514 bytes, both host models)" },
+	{ OPT_STRING, "rows", "LIST", TABLE(rows_arg), .def = "the experiment's own",
+	  .help = "comma-separated rows instead of the default sweep, e.g. 10,64,dynamic,always,event-idx (notify; "
+		  "cost: default 40,dynamic,always,event-idx; layout: default 10,20,40,64,100,dynamic,always,event, "
+		  "where event is event-idx on split and event-desc on packed) or never,threshold (indirect)" },
+	{ OPT_CUSTOM, "indirect-costs", "LIST", OPT_NO_FIELD, .parse = parse_icosts_opt,
+	  .accepts = "ns ascending, each 0 to 1000000, at most 16",
+	  .help = "indirect: sweep the guest's cost of building a table, e.g. 0,100,250,500,1000 (each row runs "
+		  "with --indirect-cost-ns=N); prints where threshold overtakes always" },
+	{ OPT_U32, "repeat", "N", TABLE(repeat), 1, MAX_REPEAT, .help = "runs per row" },
+	{ OPT_WORD, "vm", "V", TABLE(vm), .words = "kvm|none", .parse = note_vm,
+	  .def = "kvm; with the preset: kvm if /dev/kvm works, else none",
+	  .help = "where the guest runs: kvm, or none (no VM, no /dev/kvm needed, real seconds: see 'lguest-kvm "
+		  "run --help')" },
+	{ OPT_WORD, "model", "M", OPT_NO_FIELD, .words = "threaded|lguest|both|thread", .parse = parse_model,
+	  .def = "both; the preset: lguest; cost: threaded",
+	  .help = "how the host services the ring; thread is --vm none --model threaded" },
+	{ OPT_STRING, "csv", "FILE", TABLE(csv), .help = "write the table as CSV" },
+	{ OPT_STRING, "json", "FILE", TABLE(json), .help = "write every sample and the medians as JSON" },
+	{ OPT_STRING, "plot", "FILE", TABLE(plot), .parse = parse_plot, .accepts = "a file name ending in .svg or .png",
+	  .help = "draw seconds and notifies against threshold (cost: against the exit cost; indirect with "
+		  "--indirect-costs: Gbit/s against the price of a table, crossover marked), with gnuplot" },
+	{ OPT_STRING, "trace-dir", "DIR", TABLE(trace_dir), .parse = make_trace_dir,
+	  .accepts = "a writable directory; created if missing",
+	  .help = "trace each row's first run into DIR/MODEL-NN-ROW.bin (run --trace; read one with 'lguest-kvm "
+		  "trace FILE')" },
+	{ OPT_WORD, "workload", "W", OPT_NO_FIELD, .words = "raw|tcp", .parse = parse_workload, .def = "raw",
+	  .help = "raw frames, or real TCP to a verifying receiver that the table starts for every sample, with "
+		  "the host's loopback TCP throughput measured after the sweep as the ceiling" },
+	{ OPT_STRING, "net", "B", TABLE(net_arg),
+	  .help = "raw: sink or tap[:IFNAME] (tap needs a receiver that drains it); tcp: tap (root: a namespace "
+		  "with a tap, deleted afterwards) or user (libslirp; the default unless root)" },
+	OPT_SECTION_ROW("Passed to every run (see 'lguest-kvm run --help'):"),
+	{ OPT_PASS, "bytes", "SIZE", .help = "" },
+	{ OPT_PASS, "frame", "N", .help = "" },
+	{ OPT_PASS, "ring", "N", .help = "" },
+	{ OPT_PASS, "segments", "N", .help = "" },
+	{ OPT_PASS, "timeout-us", "N|adaptive", .help = "" },
+	{ OPT_PASS, "host-timer", "T", .help = "" },
+	{ OPT_PASS, "host-poll-us", "N|adaptive", .help = "" },
+	{ OPT_PASS, "coalesce", "U:P", .help = "" },
+	{ OPT_PASS, "wait", "W", .help = "" },
+	{ OPT_PASS, "mem", "SIZE", .help = "" },
+	{ OPT_PASS, "pace-ns", "N", .help = "" },
+	{ OPT_PASS, "layout", "L", .help = "" },
+	{ OPT_PASS, "exit-cost-ns", "N", .help = "--vm none only" },
+	{ OPT_PASS, "indirect-cost-ns", "N", .help = "" },
+	{ OPT_PASS, "indirect-cold-lines", "K", .help = "" },
+	{ OPT_PASS, "tso", NULL, .help = "" },
+	{ OPT_END },
+};
+
+static const char table_intro[] =
+"usage: lguest-kvm table [options]\n"
+"\n"
+"Reproduce Rusty Russell's 2008 table (Threshold / Seconds / Timeouts / Notifies):\n"
+"transmit --bytes with static thresholds 10..128 and Dynamic, plus the rows the\n"
+"paper lacked (Always: no threshold; Event-idx), each --repeat times; prints\n"
+"the median with the spread, (max-min)/median, beside the 2008 figures, ours\n"
+"over 2008's per GiB, and a verdict on the shape (cliff, drop, timeouts, fastest\n"
+"regime, Dynamic).  By default the rows stand for the 2008 machine (--preset 2008:\n"
+"TCP guest->host, lguest host; --vm none where /dev/kvm is missing, so the\n"
+"seconds are real).\n"
+"\n";
+
+static const char table_outro[] =
+"\n"
+"Exit status: 0 if every row succeeded, 1 if any failed, 2 usage, 128+N on signal N.\n";
+
+/* --workload and --net: the lab owns tcp's network (a tap in a namespace,
+ * or slirp); raw's --net goes to every run. */
+static int apply_workload_net(struct table *t)
+{
+	const char *net = t->net_arg;
+	int rc;
+
+	/* --model thread is --vm none --model threaded, and says so. */
+	if (t->model_thread) {
+		if (t->vm_given && strcmp(t->vm, "none"))
+			return usage_error("table", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
+		t->vm = "none";
+	}
+	if ((rc = apply_preset(t, t->preset_arg, t->workload_given, t->model_given, t->vm_given, &net)))
+		return rc;
 	if (t->tcp) {
-		/* The lab owns the network: a tap in a namespace, or slirp. */
 		if (net && strcmp(net, "tap") && strcmp(net, "user"))
 			return usage_error("table", "--net '%s': with --workload tcp, give tap (root) or user", net);
 		t->tcp_tap = net ? !strcmp(net, "tap") : geteuid() == 0;
-		t->pass[t->npass++] = "--workload";
-		t->pass[t->npass++] = "tcp";
-	} else if (net) {
-		t->pass[t->npass++] = "--net";
-		t->pass[t->npass++] = net;
+		net = NULL;
 	}
-	if (!strcmp(t->experiment, "cost")) {
-		/* Its knob exists only without a VM; its rows set --pace-ns. */
-		if (model_given && strcmp(t->models[0], "thread"))
-			return usage_error("table", "--experiment cost: runs --model thread only (the exit cost is its "
-					   "knob), not '%s'", t->models[0]);
-		t->models[0] = "thread", t->nmodels = 1;
-		for (unsigned i = 0; i < t->npass; i++)
-			if (!strcmp(t->pass[i], "--pace-ns") || t->tcp)
-				return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
-						   "--workload tcp%s", "");
-	}
+	if (t->npass + 2 > MAX_PASS)
+		return usage_error("table", "too many options%s", "");
+	if (t->tcp)
+		t->pass[t->npass++] = "--workload", t->pass[t->npass++] = "tcp";
+	else if (net)
+		t->pass[t->npass++] = "--net", t->pass[t->npass++] = (char *)net;
+	return 0;
+}
+
+/* The experiment against what it sets itself. */
+static int check_experiment(struct table *t)
+{
 	if (modern_experiment(t)) {
-		/* The device thread's: threaded (a VM) or thread (none); thread
-		 * unless asked, as it needs no /dev/kvm. */
-		if (model_given && (t->nmodels > 1 || !strcmp(t->models[0], "lguest")))
-			return usage_error("table", "--experiment %s: runs --model threaded or thread (the device thread's), "
+		/* The device thread's: --model threaded, with a VM or without;
+		 * without unless asked, as that needs no /dev/kvm. */
+		if (t->model_given && (t->nmodels > 1 || strcmp(t->models[0], "threaded")))
+			return usage_error("table", "--experiment %s: runs --model threaded (the device thread's), "
 					   "not lguest", t->experiment);
-		if (!model_given)
-			t->models[0] = "thread", t->nmodels = 1;
+		t->models[0] = "threaded", t->nmodels = 1;
+		if (!t->vm_given)
+			t->vm = "none";
 		if (t->plot)
 			return usage_error("table", "--plot: not drawn for --experiment %s (see the CSV or JSON)",
 					   t->experiment);
@@ -984,22 +1019,51 @@ static int parse_table_options(struct table *t, int argc, char **argv, const cha
 			t->pass[t->npass++] = "halt";
 		}
 	}
-	if (!strcmp(t->experiment, "layout"))
-		for (unsigned i = 0; i < t->npass; i++)
-			if (!strcmp(t->pass[i], "--layout"))
-				return usage_error("table", "--experiment layout: its rows set --layout%s", "");
+	if (!strcmp(t->experiment, "cost")) {
+		/* Its knob exists only without a VM; its rows set --pace-ns.
+		 * One host model per sweep (threaded unless --model says). */
+		if (t->vm_given && strcmp(t->vm, "none"))
+			return usage_error("table", "--experiment cost: runs --vm none only (the exit cost is its "
+					   "knob), not --vm '%s'", t->vm);
+		if (t->model_given && t->nmodels > 1)
+			return usage_error("table", "--experiment cost: one --model at a time (threaded or lguest)%s", "");
+		t->vm = "none";
+		if (!t->model_given)
+			t->models[0] = "threaded", t->nmodels = 1;
+		if (passed(t, "--pace-ns") || t->tcp)
+			return usage_error("table", "--experiment cost: its rows set the pace; no --pace-ns or "
+					   "--workload tcp%s", "");
+		if (passed(t, "--exit-cost-ns"))
+			return usage_error("table", "--experiment cost: its rows set --exit-cost-ns%s", "");
+	}
+	if (!strcmp(t->experiment, "layout") && passed(t, "--layout"))
+		return usage_error("table", "--experiment layout: its rows set --layout%s", "");
 	if (t->nicosts && strcmp(t->experiment, "indirect"))
 		return usage_error("table", "--indirect-costs: only with --experiment indirect, not '%s'", t->experiment);
 	if (t->nicosts && passed(t, "--indirect-cost-ns"))
 		return usage_error("table", "--indirect-costs: its rows set --indirect-cost-ns; give one or the other%s", "");
-	if (!strcmp(t->experiment, "cost") && passed(t, "--exit-cost-ns"))
-		return usage_error("table", "--experiment cost: its rows set --exit-cost-ns%s", "");
 	if (t->plot && !strcmp(t->experiment, "indirect") && !t->nicosts)
 		return usage_error("table", "--plot: the indirect experiment plots only its cost sweep (add --indirect-costs)%s",
 				   "");
-	if (t->plot && !plot_file_name_ok(t->plot))
-		return usage_error("table", "--plot '%s': give a file name ending in .svg or .png", t->plot);
 	return 0;
+}
+
+static int parse_table_options(struct table *t, int argc, char **argv)
+{
+	static struct table defaults;   /* large: not on the stack */
+	const struct opt_command cmd = { .name = "table", .table = table_opts, .intro = table_intro, .outro = table_outro,
+					 .defaults = &defaults,
+					 .pass = t->pass, .npass = &t->npass, .pass_max = MAX_PASS };
+	int first, rc;
+
+	defaults = *t;
+	rc = opt_parse(&cmd, t, argc, argv, &first);
+	if (rc)
+		return rc;
+	if (first < argc)
+		return usage_error("table", "unexpected argument '%s'", argv[first]);
+	rc = apply_workload_net(t);
+	return rc ? rc : check_experiment(t);
 }
 
 /* Check every row's options, with the passed-through ones, with the run
@@ -1009,9 +1073,9 @@ static int check_rows(struct table *t)
 {
 	for (unsigned i = 0; i < t->nrows * t->nmodels; i++) {
 		const struct row *r = &t->rows[0][i % t->nrows];
-		char *argv[MAX_PASS + 16] = { "run", "--model", (char *)t->models[i / t->nrows] };
+		char *argv[MAX_PASS + 16] = { "run", "--vm", (char *)t->vm, "--model", (char *)t->models[i / t->nrows] };
 		struct run_options o;
-		unsigned a = 3;
+		unsigned a = 5;
 		int rc;
 
 		for (unsigned k = 0; k < t->npass; k++)
@@ -1079,8 +1143,8 @@ static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep
 }
 
 /* Every model x row x repeat; a failed run ends its row, a signal the sweep.
- * A row's repeats run back to back -- except in the indirect cost sweep and
- * the poll and coalesce experiments, which run in rounds, one sample of every row per round, first row to
+ * A row's repeats run back to back -- except in the indirect cost sweep,
+ * which runs in rounds, one sample of every row per round, first row to
  * last and then last to first, so that a shared machine whose speed
  * drifts during the sweep moves every row alike instead of the rows that
  * happened to run late.  Returns whether any row failed. */
@@ -1110,7 +1174,7 @@ static bool run_sweep(struct table *t)
 
 			if (!r->n && !r->failed[0])
 				snprintf(r->failed, sizeof(r->failed), "not run: the sweep was interrupted");
-			summarise(r);
+			table_row_summarise(r);
 			failed |= r->failed[0] != 0;
 		}
 	if (isatty(STDERR_FILENO))
@@ -1157,23 +1221,23 @@ static void print_loopback(const struct table *t, FILE *f)
 int table_main(int argc, char **argv)
 {
 	static struct table t;
-	const char *rows = NULL;
 	bool failed;
 	int rc;
 
 	memset(&t, 0, sizeof(t));
 	t.experiment = "notify";
 	t.repeat = 3;
+	t.vm = "kvm";
 	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = 2;
-	rc = parse_table_options(&t, argc, argv, &rows);
+	rc = parse_table_options(&t, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	add_default_segments(&t);
-	if ((rc = build_rows(&t, rows)) || (rc = check_rows(&t)))
+	if ((rc = table_build_rows(&t, t.rows_arg)) || (rc = check_rows(&t)))
 		return rc;
 	/* Every sample of a VM model needs KVM: say so once, not in a FAILED
 	 * line per row. */
-	if ((strcmp(t.models[0], "thread") || t.nmodels > 1) && vm_check_kvm() < 0) {
+	if (!strcmp(t.vm, "kvm") && vm_check_kvm() < 0) {
 		diag_print();
 		return EXIT_ERROR;
 	}
@@ -1194,7 +1258,10 @@ int table_main(int argc, char **argv)
 		tcp_lab_close(&t.lab);
 		measure_loopback(&t);
 	}
-	printf("lguest-kvm table, experiment %s:", t.experiment);
+	if (t.preset)
+		printf("Preset %s: %s\n", t.preset->name, t.preset->summary);
+	printf("lguest-kvm table, experiment %s, --vm %s --model %s%s%s:", t.experiment, t.vm, t.models[0],
+	       t.nmodels > 1 ? "," : "", t.nmodels > 1 ? t.models[1] : "");
 	for (unsigned i = 0; i < t.npass; i++)
 		printf(" %s", t.pass[i]);
 	for (unsigned c = 0; c < t.nicosts; c++)

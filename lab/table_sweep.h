@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "paper2008.h"
+#include "preset.h"
 #include "tcp_lab.h"
 
 #define MAX_ROWS 64
@@ -46,15 +48,24 @@ struct row {
 
 struct table {
 	const char *experiment;     /* notify | indirect | cost | layout | poll | coalesce */
+	const struct preset *preset; /* the machine the rows stand for (notify: 2008 unless --preset none) */
 	unsigned icosts[MAX_ICOSTS]; /* indirect: --indirect-costs, ascending (ns) */
 	unsigned nicosts;           /* 0: no cost sweep, the 2011 rows alone */
-	const char *models[2];
+	const char *vm;             /* --vm: kvm | none, for every row */
+	const char *models[2];      /* --model: threaded and/or lguest */
 	unsigned nmodels;
 	unsigned repeat;
 	char *pass[MAX_PASS];       /* options passed through to every run */
 	unsigned npass;
 	const char *csv, *json, *plot;
 	const char *trace_dir;      /* --trace-dir: each row's first repeat traced there, or NULL */
+	const char *rows_arg;       /* --rows as given, or NULL: the experiment's own */
+	const char *net_arg;        /* --net as given, or NULL */
+	const char *preset_arg;     /* --preset as given, or NULL: the experiment's own */
+	bool model_given;           /* --model was given */
+	bool model_thread;          /* --model thread: the old spelling of --vm none --model threaded */
+	bool vm_given;              /* --vm was given */
+	bool workload_given;        /* --workload was given */
 	struct row rows[2][MAX_ROWS];
 	unsigned nrows;
 	double t0;
@@ -68,6 +79,12 @@ struct table {
 	unsigned nloopback;
 	char loopback_failed[240];
 };
+
+/* The rows of t->experiment: `spec` (--rows, comma-separated words) or the
+ * experiment's own, for every model (table.c).  0, or a usage error. */
+int table_build_rows(struct table *t, const char *spec);
+/* A row's median, min and max of every metric over its r->n samples. */
+void table_row_summarise(struct row *r);
 
 /* (max - min) / median, in percent: how far the samples spread. */
 static inline double spread_pct(const struct row *r, enum metric m)
@@ -106,6 +123,11 @@ unsigned table_crossovers(const struct table *t, struct crossover *out);
  * 100 ns". */
 void crossover_describe(const struct crossover *c, char *buf, size_t size);
 void crossover_describe_paired(const struct table *t, const struct crossover *c, char *buf, size_t size);
+
+/* The factor from one run's --bytes to the seed's 1 GiB. */
+double table_per_gib(const struct table *t);
+/* Model mi's notify rows, per GiB, against 2008's shape (paper2008.h). */
+void table_shape(const struct table *t, unsigned mi, struct shape_verdict *v);
 
 /* Each writes one file named on the command line; -1 with the reason
  * recorded by diag_fail(). */

@@ -20,7 +20,7 @@
 #include "diag.h"
 #include "gnuplot.h"
 #include "host_kind.h"
-#include "stats.h"
+#include "json_writer.h"
 
 const char *const table_metric_key[M_COUNT] = {
 	"seconds", "gbit_per_second", "timeouts", "notifies", "threshold_final", "ring_full", "indirect_share",
@@ -150,7 +150,7 @@ int table_write_csv(const struct table *t)
 
 	if (!f)
 		return diag_fail("--csv %s: %s", t->csv, strerror(errno));
-	fprintf(f, "experiment,model,row,options,samples");
+	fprintf(f, "experiment,vm,model,row,options,samples");
 	for (unsigned m = 0; m < M_COUNT; m++)
 		fprintf(f, ",%s_median,%s_min,%s_max", table_metric_key[m], table_metric_key[m], table_metric_key[m]);
 	fprintf(f, ",failed\n");
@@ -158,7 +158,7 @@ int table_write_csv(const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = &t->rows[mi][i];
 
-			fprintf(f, "%s,%s,%s,", t->experiment, t->models[mi], r->label);
+			fprintf(f, "%s,%s,%s,%s,", t->experiment, t->vm, t->models[mi], r->label);
 			for (unsigned k = 0; k < r->nargs; k++)
 				fprintf(f, "%s%s", k ? " " : "", r->args[k]);
 			fprintf(f, ",%u", r->n);
@@ -172,96 +172,204 @@ int table_write_csv(const struct table *t)
 	return fclose(f) ? diag_fail("--csv %s: write failed", t->csv) : 0;
 }
 
+double table_per_gib(const struct table *t)
+{
+	return t->bytes ? (double)(1ull << 30) / t->bytes : 1;
+}
+
+void table_shape(const struct table *t, unsigned mi, struct shape_verdict *v)
+{
+	struct shape_row rows[MAX_ROWS];
+	size_t n = 0;
+	double g = table_per_gib(t);
+
+	for (unsigned i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[mi][i];
+
+		if (r->failed[0] || !r->n || !r->policy)
+			continue;
+		rows[n++] = (struct shape_row){ r->policy, r->median[M_SECONDS] * g, r->min[M_SECONDS] * g,
+						r->max[M_SECONDS] * g, r->median[M_TIMEOUTS] * g,
+						r->median[M_NOTIFIES] * g };
+	}
+	shape_judge(rows, n, v);
+}
+
+/* The notify table's shape against 2008's, one object per model. */
+static void json_verdicts(struct json_writer *w, const struct table *t)
+{
+	json_break(w, 2);
+	json_double(w, "per_gib", "%.9g", table_per_gib(t));
+	json_break(w, 2);
+	json_begin_array(w, "verdict");
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		struct shape_verdict v;
+
+		table_shape(t, mi, &v);
+		json_break(w, 4);
+		json_begin_object(w, NULL);
+		json_string(w, "model", t->models[mi]);
+		json_bool(w, "judged", v.judged);
+		json_u64(w, "met", v.met);
+		json_u64(w, "cliff", v.cliff);
+		json_bool(w, "cliff_ok", v.cliff_ok);
+		json_double(w, "notify_drop", "%.6g", v.notify_drop);
+		json_bool(w, "notify_drop_ok", v.notify_drop_ok);
+		json_double(w, "timeout_rise", "%.6g", v.timeout_rise);
+		json_double(w, "timeouts_vs_2008", "%.6g", v.timeouts_vs_2008);
+		json_bool(w, "timeouts_ok", v.timeouts_ok);
+		json_u64(w, "fastest", v.fastest);
+		json_bool(w, "fastest_ok", v.fastest_ok);
+		json_bool(w, "fastest_separate", v.fastest_separate);
+		json_double(w, "dynamic_notifies_per_gib", "%.6g", v.dynamic_notifies);
+		json_bool(w, "dynamic_ok", v.dynamic_ok);
+		json_end(w);
+	}
+	json_break(w, 2);
+	json_end(w);
+}
+
+/* One row of table_write_json: its coordinates and options on one line,
+ * its samples on the next, its medians and spreads on two more. */
+static void json_row(struct json_writer *w, const struct table *t, unsigned mi, const struct row *r)
+{
+	json_break(w, 4);
+	json_begin_object(w, NULL);
+	json_string(w, "vm", t->vm);
+	json_string(w, "model", t->models[mi]);
+	json_string(w, "row", r->label);
+	if (t->nicosts) {
+		json_string(w, "indirect", r->mode);
+		json_u64(w, "ring", r->ring);
+		json_u64(w, "indirect_cost_ns", r->indirect_cost_ns);
+	}
+	json_begin_array(w, "options");
+	for (unsigned k = 0; k < r->nargs; k++)
+		json_string(w, NULL, r->args[k]);
+	json_end(w);
+	json_bool(w, "ok", !r->failed[0]);
+	json_string(w, "failed", r->failed);
+	json_break(w, 5);
+	json_begin_array(w, "samples");
+	for (unsigned s = 0; s < r->n; s++) {
+		json_begin_object(w, NULL);
+		for (unsigned m = 0; m < M_COUNT; m++)
+			json_double(w, table_metric_key[m], "%.9g", r->v[s][m]);
+		json_end(w);
+	}
+	json_end(w);
+	if (!r->failed[0]) {
+		json_break(w, 5);
+		json_begin_object(w, "median");
+		for (unsigned m = 0; m < M_COUNT; m++)
+			json_double(w, table_metric_key[m], "%.9g", r->median[m]);
+		json_end(w);
+		json_break(w, 5);
+		json_begin_object(w, "spread_pct");
+		for (unsigned m = 0; m < M_COUNT; m++)
+			json_double(w, table_metric_key[m], "%.3f", spread_pct(r, m));
+		json_end(w);
+	}
+	json_end(w);
+}
+
+/* The indirect cost sweep's costs and crossovers, one crossover per line
+ * and its paired ratios on the next. */
+static void json_crossovers(struct json_writer *w, const struct table *t)
+{
+	struct crossover cx[MAX_CROSSOVERS];
+	unsigned ncx = table_crossovers(t, cx);
+
+	json_break(w, 2);
+	json_begin_array(w, "indirect_costs_ns");
+	for (unsigned c = 0; c < t->nicosts; c++)
+		json_u64(w, NULL, t->icosts[c]);
+	json_end(w);
+	json_break(w, 2);
+	json_begin_array(w, "crossover");
+	for (unsigned k = 0; k < ncx; k++) {
+		json_break(w, 4);
+		json_begin_object(w, NULL);
+		json_string(w, "model", t->models[cx[k].model]);
+		json_u64(w, "ring", cx[k].ring);
+		json_string(w, "threshold", cx[k].threshold);
+		if (cx[k].found) {
+			json_u64(w, "cost_ns", cx[k].cost_ns);
+			json_double(w, "threshold_gbit_per_second", "%.6g", cx[k].threshold_gbps);
+			json_double(w, "always_gbit_per_second", "%.6g", cx[k].always_gbps);
+			json_bool(w, "ranges_overlap", cx[k].threshold_min <= cx[k].always_max);
+		} else {
+			json_null(w, "cost_ns");
+			json_u64(w, "up_to_ns", cx[k].up_to_ns);
+			json_bool(w, "measured", cx[k].measured);
+		}
+		json_break(w, 5);
+		json_begin_array(w, "paired_ratio_median");
+		for (unsigned c = 0; c < t->nicosts; c++)
+			json_double(w, NULL, "%.4f", cx[k].ratio[c]);
+		json_end(w);
+		if (cx[k].paired_found)
+			json_u64(w, "paired_cost_ns", cx[k].paired_cost_ns);
+		else
+			json_null(w, "paired_cost_ns");
+		json_end(w);
+	}
+	if (ncx)
+		json_break(w, 2);
+	json_end(w);
+}
+
 int table_write_json(const struct table *t)
 {
 	FILE *f = fopen(t->json, "w");
+	struct json_writer w;
 
 	if (!f)
 		return diag_fail("--json %s: %s", t->json, strerror(errno));
-	fprintf(f, "{\n  \"experiment\": \"%s\",\n  \"repeat\": %u,\n  \"host_hypervisor\": ", t->experiment, t->repeat);
-	json_write_string(f, host_hypervisor());
-	fprintf(f, ",\n  \"emulated\": %s,\n  \"options\": [", host_is_emulated() ? "true" : "false");
-	for (unsigned i = 0; i < t->npass; i++) {
-		fprintf(f, "%s", i ? ", " : "");
-		json_write_string(f, t->pass[i]);
-	}
-	fprintf(f, "],\n  \"rows\": [");
+	json_start(&w, f);
+	json_begin_object(&w, NULL);
+	json_break(&w, 2);
+	json_string(&w, "experiment", t->experiment);
+	json_break(&w, 2);
+	json_string(&w, "preset", t->preset ? t->preset->name : "none");
+	json_break(&w, 2);
+	json_string(&w, "vm", t->vm);
+	json_break(&w, 2);
+	json_u64(&w, "repeat", t->repeat);
+	json_break(&w, 2);
+	json_string(&w, "host_hypervisor", host_hypervisor());
+	json_break(&w, 2);
+	json_bool(&w, "emulated", host_is_emulated());
+	json_break(&w, 2);
+	json_begin_array(&w, "options");
+	for (unsigned i = 0; i < t->npass; i++)
+		json_string(&w, NULL, t->pass[i]);
+	json_end(&w);
+	json_break(&w, 2);
+	json_begin_array(&w, "rows");
 	for (unsigned mi = 0; mi < t->nmodels; mi++)
-		for (unsigned i = 0; i < t->nrows; i++) {
-			const struct row *r = &t->rows[mi][i];
-
-			fprintf(f, "%s\n    {\"model\": \"%s\", \"row\": ", mi || i ? "," : "", t->models[mi]);
-			json_write_string(f, r->label);
-			if (t->nicosts) {
-				fprintf(f, ", \"indirect\": ");
-				json_write_string(f, r->mode);
-				fprintf(f, ", \"ring\": %u, \"indirect_cost_ns\": %u", r->ring, r->indirect_cost_ns);
-			}
-			fprintf(f, ", \"options\": [");
-			for (unsigned k = 0; k < r->nargs; k++) {
-				fprintf(f, "%s", k ? ", " : "");
-				json_write_string(f, r->args[k]);
-			}
-			fprintf(f, "], \"ok\": %s, \"failed\": ", r->failed[0] ? "false" : "true");
-			json_write_string(f, r->failed);
-			fprintf(f, ",\n     \"samples\": [");
-			for (unsigned s = 0; s < r->n; s++) {
-				fprintf(f, "%s{", s ? ", " : "");
-				for (unsigned m = 0; m < M_COUNT; m++)
-					fprintf(f, "%s\"%s\": %.9g", m ? ", " : "", table_metric_key[m], r->v[s][m]);
-				fprintf(f, "}");
-			}
-			fprintf(f, "]");
-			if (!r->failed[0]) {
-				fprintf(f, ",\n     \"median\": {");
-				for (unsigned m = 0; m < M_COUNT; m++)
-					fprintf(f, "%s\"%s\": %.9g", m ? ", " : "", table_metric_key[m], r->median[m]);
-				fprintf(f, "},\n     \"spread_pct\": {");
-				for (unsigned m = 0; m < M_COUNT; m++)
-					fprintf(f, "%s\"%s\": %.3f", m ? ", " : "", table_metric_key[m], spread_pct(r, m));
-				fprintf(f, "}");
-			}
-			fprintf(f, "}");
-		}
-	fprintf(f, "\n  ]");
-	if (t->nicosts) {
-		struct crossover cx[MAX_CROSSOVERS];
-		unsigned ncx = table_crossovers(t, cx);
-
-		fprintf(f, ",\n  \"indirect_costs_ns\": [");
-		for (unsigned c = 0; c < t->nicosts; c++)
-			fprintf(f, "%s%u", c ? ", " : "", t->icosts[c]);
-		fprintf(f, "],\n  \"crossover\": [");
-		for (unsigned k = 0; k < ncx; k++) {
-			fprintf(f, "%s\n    {\"model\": \"%s\", \"ring\": %u, \"threshold\": ", k ? "," : "",
-				t->models[cx[k].model], cx[k].ring);
-			json_write_string(f, cx[k].threshold);
-			if (cx[k].found)
-				fprintf(f, ", \"cost_ns\": %u, \"threshold_gbit_per_second\": %.6g, "
-					   "\"always_gbit_per_second\": %.6g, \"ranges_overlap\": %s", cx[k].cost_ns,
-					cx[k].threshold_gbps, cx[k].always_gbps,
-					cx[k].threshold_min <= cx[k].always_max ? "true" : "false");
-			else
-				fprintf(f, ", \"cost_ns\": null, \"up_to_ns\": %u, \"measured\": %s", cx[k].up_to_ns,
-					cx[k].measured ? "true" : "false");
-			fprintf(f, ",\n     \"paired_ratio_median\": [");
-			for (unsigned c = 0; c < t->nicosts; c++)
-				fprintf(f, "%s%.4f", c ? ", " : "", cx[k].ratio[c]);
-			if (cx[k].paired_found)
-				fprintf(f, "], \"paired_cost_ns\": %u}", cx[k].paired_cost_ns);
-			else
-				fprintf(f, "], \"paired_cost_ns\": null}");
-		}
-		fprintf(f, "%s]", ncx ? "\n  " : "");
-	}
+		for (unsigned i = 0; i < t->nrows; i++)
+			json_row(&w, t, mi, &t->rows[mi][i]);
+	json_break(&w, 2);
+	json_end(&w);
+	if (!strcmp(t->experiment, "notify"))
+		json_verdicts(&w, t);
+	if (t->nicosts)
+		json_crossovers(&w, t);
 	if (t->tcp) {
-		fprintf(f, ",\n  \"net\": \"%s\",\n  \"host_loopback_bytes\": %llu,\n  \"host_loopback_seconds\": [",
-			t->tcp_tap ? "tap" : "user", (unsigned long long)t->bytes);
+		json_break(&w, 2);
+		json_string(&w, "net", t->tcp_tap ? "tap" : "user");
+		json_break(&w, 2);
+		json_u64(&w, "host_loopback_bytes", t->bytes);
+		json_break(&w, 2);
+		json_begin_array(&w, "host_loopback_seconds");
 		for (unsigned k = 0; k < t->nloopback; k++)
-			fprintf(f, "%s%.6f", k ? ", " : "", t->loopback[k]);
-		fprintf(f, "]");
+			json_double(&w, NULL, "%.6f", t->loopback[k]);
+		json_end(&w);
 	}
-	fprintf(f, "\n}\n");
+	json_break(&w, 0);
+	json_end(&w);
+	fputc('\n', f);
 	return fclose(f) ? diag_fail("--json %s: write failed", t->json) : 0;
 }
 
@@ -301,8 +409,27 @@ static void series_title(const struct table *t, unsigned s, char *buf, size_t si
 		 per_model == 1 ? "" : plot_layouts[s % 2]);
 }
 
+/* The notify drawing's three panels: what the seed's table has, per GiB,
+ * so that ours and 2008's share the axes whatever --bytes was. */
+static const enum metric notify_panel_metric[3] = { M_SECONDS, M_TIMEOUTS, M_NOTIFIES };
+static const char *const notify_panel_label[3] = { "seconds per GiB", "timeouts per GiB", "notifies per GiB" };
+
+/* One value of the data file; a count that a log scale cannot show is NaN
+ * (gnuplot leaves it out). */
+static void plot_value(FILE *d, double v, unsigned panel)
+{
+	if (panel && v <= 0)
+		fprintf(d, " NaN");
+	else
+		fprintf(d, " %.6g", v);
+}
+
+/* Each series' static rows -- threshold, then median, min and max of every
+ * panel -- and, last, the seed's rows as one more series. */
 static void notify_plot_data(FILE *d, const struct table *t)
 {
+	double g = table_per_gib(t);
+
 	for (unsigned s = 0; s < notify_series(t); s++) {
 		char title[40];
 
@@ -311,10 +438,35 @@ static void notify_plot_data(FILE *d, const struct table *t)
 		for (unsigned i = 0; i < t->nrows; i++) {
 			const struct row *r = series_row(t, s, i);
 
-			if (r && !r->failed[0] && !strncmp(r->policy, "static:", 7))
-				fprintf(d, "%s %.6f %.0f\n", r->policy + 7, r->median[M_SECONDS], r->median[M_NOTIFIES]);
+			if (!r || r->failed[0] || strncmp(r->policy, "static:", 7))
+				continue;
+			fprintf(d, "%s", r->policy + 7);
+			for (unsigned p = 0; p < 3; p++) {
+				enum metric m = notify_panel_metric[p];
+
+				plot_value(d, r->median[m] * g, p);
+				plot_value(d, r->min[m] * g, p);
+				plot_value(d, r->max[m] * g, p);
+			}
+			fprintf(d, "\n");
 		}
 		fprintf(d, "\n\n");
+	}
+	fprintf(d, "# 2008\n");
+	for (size_t i = 0; i < paper2008_count; i++) {
+		const struct paper_row *p = &paper2008[i];
+
+		if (strncmp(p->policy, "static:", 7))
+			continue;
+		fprintf(d, "%s", p->policy + 7);
+		for (unsigned k = 0; k < 3; k++) {
+			double v = k == 0 ? p->seconds : k == 1 ? p->timeouts : p->notifies;
+
+			plot_value(d, v, 1);
+			plot_value(d, v, 1);
+			plot_value(d, v, 1);
+		}
+		fprintf(d, "\n");
 	}
 }
 
@@ -322,33 +474,44 @@ static void notify_plot_data(FILE *d, const struct table *t)
 static bool flat_row(const struct row *r, unsigned panel)
 {
 	return r && !r->failed[0] && strncmp(r->policy, "static:", 7) &&
-	       !(panel && r->median[M_NOTIFIES] <= 0);
+	       !(panel && r->median[notify_panel_metric[panel]] <= 0);
 }
 
+/* Seconds, timeouts and notifies per GiB against the threshold: each
+ * series with its min-max bars, the seed's rows in black, the rows that are
+ * no threshold (Dynamic, Always, ...) as horizontal lines. */
 static void notify_plot_script(FILE *g, const struct table *t, const char *data)
 {
 	static const char *const colour[4] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd" };
+	const struct paper_row *dyn2008 = paper2008_find("dynamic");
 	unsigned ns = notify_series(t);
+	double per_gib = table_per_gib(t);
 
-	fprintf(g, "set multiplot layout 2,1 title 'lguest-kvm table: notify threshold sweep%s'\n"
+	fprintf(g, "set multiplot layout 3,1 title 'lguest-kvm table: notify threshold sweep%s%s%s, per GiB, "
+		   "against the seed (2008)'\n"
 		   "set key outside right\nset grid\nset xlabel 'static threshold (buffers)'\n",
+		t->preset ? ", preset " : "", t->preset ? t->preset->name : "",
 		!strcmp(t->experiment, "layout") ? ", split and packed rings" : "");
-	for (unsigned panel = 0; panel < 2; panel++) {
-		fprintf(g, panel ? "set ylabel 'notifies'\nset logscale y\n" : "set ylabel 'seconds'\nunset logscale y\n");
+	for (unsigned panel = 0; panel < 3; panel++) {
+		enum metric m = notify_panel_metric[panel];
+
+		fprintf(g, "set ylabel '%s'\n%s\n", notify_panel_label[panel],
+			panel ? "set logscale y" : "unset logscale y");
 		for (unsigned s = 0; s < ns; s++)
 			for (unsigned i = 0; i < t->nrows; i++) {
 				const struct row *r = series_row(t, s, i);
 
 				if (flat_row(r, panel))
-					fprintf(g, "f%u_%u(x) = %.6g\n", s, i, r->median[panel ? M_NOTIFIES : M_SECONDS]);
+					fprintf(g, "f%u_%u(x) = %.6g\n", s, i, r->median[m] * per_gib);
 			}
 		fprintf(g, "plot ");
 		for (unsigned s = 0; s < ns; s++) {
 			char title[40];
+			unsigned col = 2 + 3 * panel;
 
 			series_title(t, s, title, sizeof(title));
-			fprintf(g, "%s'%s' index %u using 1:%u with linespoints lw 2 lc rgb '%s' title '%s: static'",
-				s ? ", " : "", data, s, panel ? 3 : 2, colour[s % 4], title);
+			fprintf(g, "%s'%s' index %u using 1:%u:%u:%u with yerrorlines lw 2 lc rgb '%s' title '%s: static'",
+				s ? ", " : "", data, s, col, col + 1, col + 2, colour[s % 4], title);
 			for (unsigned i = 0; i < t->nrows; i++) {
 				const struct row *r = series_row(t, s, i);
 
@@ -357,7 +520,10 @@ static void notify_plot_script(FILE *g, const struct table *t, const char *data)
 						2 + i % 3, colour[s % 4], title, r->label);
 			}
 		}
-		fprintf(g, "\n");
+		fprintf(g, ", '%s' index %u using 1:%u with linespoints lw 2 pt 7 lc rgb '#000000' title '2008: static'",
+			data, ns, 2 + 3 * panel);
+		fprintf(g, ", %.6g with lines dt 2 lc rgb '#000000' title '2008: Dynamic'\n",
+			panel == 0 ? dyn2008->seconds : panel == 1 ? dyn2008->timeouts : dyn2008->notifies);
 	}
 	fprintf(g, "unset multiplot\n");
 }
@@ -542,7 +708,7 @@ static void table_plot_script(FILE *g, const void *ctx, const char *data)
 
 int table_write_plot(const struct table *t)
 {
-	unsigned height = !strcmp(t->experiment, "cost") ? 1000 : sweep_plot(t) ? 800 * t->nmodels + 100 : 700;
+	unsigned height = !strcmp(t->experiment, "cost") ? 1000 : sweep_plot(t) ? 800 * t->nmodels + 100 : 1000;
 
 	/* An empty plot would only make gnuplot complain about the data. */
 	if (!any_row_measured(t)) {

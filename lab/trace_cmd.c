@@ -15,7 +15,7 @@
  * always made over the whole file, whatever the window: a window holds
  * only part of what the counters counted.
  *
- * The guest's events are those of the transmit queue (TX_QUEUE), the one
+ * The guest's events are those of the transmit queue (NET_TX), the one
  * the threshold governs and the counters count; the host records that
  * queue's notifies, drains and timer (and its interrupt events, of both
  * queues), so its events are all taken.
@@ -26,7 +26,6 @@
  */
 #include "trace_cmd.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,10 +35,12 @@
 
 #include "diag.h"
 #include "gnuplot.h"
+#include "json_writer.h"
+#include "opt_table.h"
+#include "net.h"          /* NET_TX: the queue the guest's events are of */
 #include "stats.h"
 #include "trace_file.h"
 
-#define TX_QUEUE       1u      /* virtio-net's transmitq (NET_TX in devices/net.h) */
 #define TENTHS         10u     /* the series over time: quantiles per tenth of the window */
 #define HIST_BUCKETS   40u     /* [0,1), [1,2), [2,4), ... [2^38, 2^39) and above */
 #define PLOT_COLUMNS   1500u   /* decimation: at most a few points per pixel column */
@@ -53,28 +54,12 @@ struct trace_options {
 	bool json;
 };
 
-static void trace_usage(FILE *f)
+#define TRACE(field) offsetof(struct trace_options, field)
+
+static bool parse_plot(const char *arg, void *opts)
 {
-	fprintf(f,
-"usage: lguest-kvm trace FILE [--plot OUT.svg] [--from MS] [--to MS] [--json]\n"
-"\n"
-"Summarise the timeline 'run --trace FILE' recorded: the file's facts and\n"
-"clock, the events per type, the checks of the traced notifies and timeouts\n"
-"against the run's own counters, histograms of drain sizes, notify intervals,\n"
-"timer lateness and drain durations, and the host's timer length and the\n"
-"guest's threshold over time (docs/trace.md).  Time is in ms since the file's\n"
-"first event.\n"
-"\n"
-"  --plot OUT.svg  also draw the window on one time axis: ring occupancy and\n"
-"                  threshold, the host timer's length, notifies and timeouts\n"
-"                  as marks (gnuplot; .svg or .png)\n"
-"  --from MS       start the window at MS (default: the first event)\n"
-"  --to MS         end it at MS (default: the last event)\n"
-"  --json          the summary as one JSON object on stdout, instead of text\n"
-"  -h, --help      this text\n"
-"\n"
-"The counter checks always cover the whole file.  Exit status: 0 ok; 1 the\n"
-"file is bad (one line saying what), or the plot failed; 2 usage.\n");
+	(void)opts;
+	return plot_file_name_ok(arg);
 }
 
 /* A time in ms: finite, not negative. */
@@ -89,49 +74,64 @@ static bool parse_ms(const char *s, double *out)
 	return true;
 }
 
+static bool parse_from(const char *arg, void *opts)
+{
+	return parse_ms(arg, &((struct trace_options *)opts)->from_ms);
+}
+
+static bool parse_to(const char *arg, void *opts)
+{
+	return parse_ms(arg, &((struct trace_options *)opts)->to_ms);
+}
+
+/* The options of `trace`, each described once (common/opt_table.h). */
+static const struct opt trace_opts[] = {
+	{ OPT_STRING, "plot", "OUT.svg", TRACE(plot), .parse = parse_plot,
+	  .accepts = "a file name ending in .svg or .png",
+	  .help = "also draw the window on one time axis: ring occupancy and threshold, the host timer's length, "
+		  "notifies and timeouts as marks (gnuplot)" },
+	{ OPT_CUSTOM, "from", "MS", OPT_NO_FIELD, .parse = parse_from,
+	  .accepts = "a time in ms since the first event, 0 or more", .def = "the first event",
+	  .help = "start the window at MS" },
+	{ OPT_CUSTOM, "to", "MS", OPT_NO_FIELD, .parse = parse_to,
+	  .accepts = "a time in ms since the first event, 0 or more", .def = "the last event",
+	  .help = "end it at MS" },
+	{ OPT_FLAG, "json", NULL, TRACE(json), .help = "the summary as one JSON object on stdout, instead of text" },
+	{ OPT_END },
+};
+
+static const char trace_intro[] =
+"usage: lguest-kvm trace FILE [--plot OUT.svg] [--from MS] [--to MS] [--json]\n"
+"\n"
+"Summarise the timeline 'run --trace FILE' recorded: the file's facts and\n"
+"clock, the events per type, the checks of the traced notifies and timeouts\n"
+"against the run's own counters, histograms of drain sizes, notify intervals,\n"
+"timer lateness and drain durations, and the host's timer length and the\n"
+"guest's threshold over time (docs/trace.md).  Time is in ms since the file's\n"
+"first event.\n"
+"\n";
+
+static const char trace_outro[] =
+"\n"
+"The counter checks always cover the whole file.  Exit status: 0 ok; 1 the\n"
+"file is bad (one line saying what), or the plot failed; 2 usage.\n";
+
 static int trace_parse(struct trace_options *o, int argc, char **argv)
 {
-	enum { O_PLOT = 256, O_FROM, O_TO, O_JSON };
-	static const struct option longopts[] = {
-		{ "plot", required_argument, 0, O_PLOT },
-		{ "from", required_argument, 0, O_FROM },
-		{ "to", required_argument, 0, O_TO },
-		{ "json", no_argument, 0, O_JSON },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int c;
+	const struct trace_options defaults = { .to_ms = -1 };
+	const struct opt_command cmd = { .name = "trace", .table = trace_opts, .intro = trace_intro, .outro = trace_outro,
+					 .defaults = &defaults };
+	int first, rc;
 
-	memset(o, 0, sizeof(*o));
-	o->to_ms = -1;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_PLOT:
-			if (!plot_file_name_ok(optarg))
-				return usage_error("trace", "--plot '%s': give a file name ending in .svg or .png", optarg);
-			o->plot = optarg;
-			break;
-		case O_FROM:
-			if (!parse_ms(optarg, &o->from_ms))
-				return usage_error("trace", "--from '%s': give a time in ms since the first event, 0 or more", optarg);
-			break;
-		case O_TO:
-			if (!parse_ms(optarg, &o->to_ms))
-				return usage_error("trace", "--to '%s': give a time in ms since the first event, 0 or more", optarg);
-			break;
-		case O_JSON: o->json = true; break;
-		case 'h': trace_usage(stdout); return -1;
-		default:
-			return usage_error("trace", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind == argc)
+	*o = defaults;
+	rc = opt_parse(&cmd, o, argc, argv, &first);
+	if (rc)
+		return rc;
+	if (first == argc)
 		return usage_error("trace", "%sgive the trace FILE that 'run --trace FILE' wrote", "");
-	if (optind + 1 < argc)
-		return usage_error("trace", "unexpected argument '%s'", argv[optind + 1]);
-	o->file = argv[optind];
+	if (first + 1 < argc)
+		return usage_error("trace", "unexpected argument '%s'", argv[first + 1]);
+	o->file = argv[first];
 	if (o->to_ms >= 0 && o->to_ms <= o->from_ms)
 		return usage_error("trace", "--to: the window must end after --from%s", "");
 	return 0;
@@ -246,7 +246,7 @@ static void printable(char *out, const char *in, size_t size)
 
 static bool tx_event(const struct lkvm_trace_event *e)
 {
-	return trace_event_side(e->type) == 'h' || e->queue == TX_QUEUE;
+	return trace_event_side(e->type) == 'h' || e->queue == NET_TX;
 }
 
 /* The whole file against the run's counters. */
@@ -619,128 +619,165 @@ static void print_text(const struct summary *sm, const struct trace_options *o)
 
 /* ---- the same summary as JSON ---- */
 
-static void json_number(double v)
-{
-	if (isfinite(v))
-		printf("%.9g", v);
-	else
-		printf("null");
-}
-
-static void json_distribution(const struct summary *sm, unsigned d)
+static void json_distribution(struct json_writer *w, const struct summary *sm, unsigned d)
 {
 	const struct series *s = &sm->dist[d];
 	struct histogram hg;
 	struct sorted v;
 
-	printf("%s\n    \"%s\": {\"unit\": \"%s\", \"n\": %zu", d ? "," : "", dist_info[d].key, dist_info[d].unit, s->n);
+	json_break(w, 4);
+	json_begin_object(w, dist_info[d].key);
+	json_string(w, "unit", dist_info[d].unit);
+	json_u64(w, "n", s->n);
 	if (!s->n || !sort_values(s->p, s->n, &v)) {
-		printf("}");
+		json_end(w);
 		return;
 	}
-	printf(", \"min\": ");
-	json_number(v.v[0]);
-	printf(", \"mean\": ");
-	json_number(v.sum / (double)v.n);
-	for (unsigned q = 0; q < NQ; q++) {
-		printf(", \"%s\": ", dist_q_key[q]);
-		json_number(quantile(&v, dist_q[q]));
-	}
-	printf(", \"max\": ");
-	json_number(v.v[v.n - 1]);
+	json_double(w, "min", "%.9g", v.v[0]);
+	json_double(w, "mean", "%.9g", v.sum / (double)v.n);
+	for (unsigned q = 0; q < NQ; q++)
+		json_double(w, dist_q_key[q], "%.9g", quantile(&v, dist_q[q]));
+	json_double(w, "max", "%.9g", v.v[v.n - 1]);
 	histogram_of(&v, &hg);
-	printf(",\n      \"negative\": %llu, \"log2_buckets\": [", (unsigned long long)hg.negative);
-	for (unsigned k = hg.first, first = 1; k <= hg.last && k < HIST_BUCKETS; k++, first = 0) {
-		printf("%s{\"from\": %.0f, ", first ? "" : ", ", bucket_low(k));
+	json_break(w, 6);
+	json_u64(w, "negative", hg.negative);
+	json_begin_array(w, "log2_buckets");
+	for (unsigned k = hg.first; k <= hg.last && k < HIST_BUCKETS; k++) {
+		json_begin_object(w, NULL);
+		json_double(w, "from", "%.0f", bucket_low(k));
 		if (k + 1 == HIST_BUCKETS)
-			printf("\"to\": null");
+			json_null(w, "to");
 		else
-			printf("\"to\": %.0f", bucket_low(k + 1));
-		printf(", \"count\": %llu}", (unsigned long long)hg.bucket[k]);
+			json_double(w, "to", "%.0f", bucket_low(k + 1));
+		json_u64(w, "count", hg.bucket[k]);
+		json_end(w);
 	}
-	printf("]");
+	json_end(w);
 	if (d == D_TIMER_LATENESS)
-		printf(", \"fires_without_arm\": %llu", (unsigned long long)sm->fires_without_arm);
-	printf("}");
+		json_u64(w, "fires_without_arm", sm->fires_without_arm);
+	json_end(w);
 	free(v.v);
 }
 
-static void json_over_time(const struct summary *sm, unsigned si, bool first)
+static void json_over_time(struct json_writer *w, const struct summary *sm, unsigned si)
 {
 	const struct series *s = &sm->s[si];
 
-	printf("%s\n    \"%s\": [", first ? "" : ",", series_info[si].key);
+	json_break(w, 4);
+	json_begin_array(w, series_info[si].key);
 	for (unsigned t = 0; t < TENTHS; t++) {
 		double from, to;
 		size_t lo, hi;
 		struct sorted v;
 
 		tenth(sm, s, t, &from, &to, &lo, &hi);
-		printf("%s\n      {\"from_ms\": %.6f, \"to_ms\": %.6f, \"n\": %zu", t ? "," : "", from, to, hi - lo);
+		json_break(w, 6);
+		json_begin_object(w, NULL);
+		json_double(w, "from_ms", "%.6f", from);
+		json_double(w, "to_ms", "%.6f", to);
+		json_u64(w, "n", hi - lo);
 		if (hi > lo && sort_values(s->p + lo, hi - lo, &v)) {
-			printf(", \"min\": ");
-			json_number(v.v[0]);
-			for (unsigned q = 0; q < NQ; q++) {
-				printf(", \"%s\": ", time_q_key[q]);
-				json_number(quantile(&v, time_q[q]));
-			}
-			printf(", \"max\": ");
-			json_number(v.v[v.n - 1]);
+			json_double(w, "min", "%.9g", v.v[0]);
+			for (unsigned q = 0; q < NQ; q++)
+				json_double(w, time_q_key[q], "%.9g", quantile(&v, time_q[q]));
+			json_double(w, "max", "%.9g", v.v[v.n - 1]);
 			free(v.v);
 		}
-		printf("}");
+		json_end(w);
 	}
-	printf("]");
+	json_end(w);
 }
 
-static void print_json(const struct summary *sm, const struct trace_options *o)
+/* The file's facts and clock, a few to a line. */
+static void json_facts(struct json_writer *w, const struct summary *sm, const struct trace_options *o)
 {
 	const struct trace_file_header *h = sm->h;
 	char clock[200];
 
 	clock_sentence(sm, clock, sizeof(clock));
-	printf("{\n  \"file\": ");
-	json_write_string(stdout, o->file);
-	printf(",\n  \"model\": ");
-	json_write_string(stdout, sm->model);
-	printf(", \"policy\": ");
-	json_write_string(stdout, sm->policy);
-	printf(", \"layout\": ");
-	json_write_string(stdout, sm->layout);
-	printf(",\n  \"tsc_khz\": %u, \"clock\": \"%s\", \"clock_note\": ", h->tsc_khz, clock_name(h->clock));
-	json_write_string(stdout, clock);
-	printf(", \"guest_tsc_offset\": %lld, \"sync_window_ns\": ", (long long)h->guest_tsc_offset);
-	json_number(ticks_to_us(sm, (double)h->sync_window) * 1000);
-	printf(",\n  \"events\": %llu, \"guest_events\": %llu, \"host_events\": %llu, \"span_ms\": ",
-	       (unsigned long long)h->events, (unsigned long long)h->guest_events,
-	       (unsigned long long)(h->events - h->guest_events));
-	json_number(sm->span_ms);
-	printf(",\n  \"guest_lost\": %llu, \"host_lost\": %llu, \"guest_invalid\": %llu, \"guest_note\": ",
-	       (unsigned long long)h->guest_lost, (unsigned long long)h->host_lost, (unsigned long long)h->guest_invalid);
-	json_write_string(stdout, sm->guest_note);
-	printf(",\n  \"window\": {\"from_ms\": %.6f, \"to_ms\": %.6f, \"events\": %llu},\n  \"counts\": {", sm->from_ms,
-	       sm->to_ms, (unsigned long long)sm->window_events);
-	for (uint16_t t = 1, first = 1; t <= LKVM_TR_HOST_LAST; t++)
-		if (trace_event_side(t)) {
-			printf("%s\"%s\": %llu", first ? "" : ", ", trace_event_name(t), (unsigned long long)sm->count[t]);
-			first = 0;
-		}
-	printf("},\n  \"checks\": {\"whole_file\": true, \"meaningful\": %s", sm->lost ? "false" : "true");
-	for (unsigned k = 0; k < C_COUNT; k++)
-		printf(",\n    \"%s\": {\"trace\": %llu, \"stats\": %llu, \"match\": %s}", check_info[k].key,
-		       (unsigned long long)sm->trace_count[k], (unsigned long long)sm->stat_count[k],
-		       sm->trace_count[k] == sm->stat_count[k] ? "true" : "false");
-	printf(",\n    \"stat_host_notifies\": %llu},\n  \"adaptive_rule\": {\"expiries_compared\": %llu, "
-	       "\"expiries_fewer\": %llu, \"drift_us_per_expiry\": ", (unsigned long long)h->stat_host_notifies,
-	       (unsigned long long)sm->expiries_compared, (unsigned long long)sm->expiries_fewer);
-	json_number(adaptive_drift_us(sm));
-	printf("},\n  \"histograms\": {");
+	json_break(w, 2);
+	json_string(w, "file", o->file);
+	json_break(w, 2);
+	json_string(w, "model", sm->model);
+	json_string(w, "policy", sm->policy);
+	json_string(w, "layout", sm->layout);
+	json_break(w, 2);
+	json_u64(w, "tsc_khz", h->tsc_khz);
+	json_string(w, "clock", clock_name(h->clock));
+	json_string(w, "clock_note", clock);
+	json_i64(w, "guest_tsc_offset", h->guest_tsc_offset);
+	json_double(w, "sync_window_ns", "%.9g", ticks_to_us(sm, (double)h->sync_window) * 1000);
+	json_break(w, 2);
+	json_u64(w, "events", h->events);
+	json_u64(w, "guest_events", h->guest_events);
+	json_u64(w, "host_events", h->events - h->guest_events);
+	json_double(w, "span_ms", "%.9g", sm->span_ms);
+	json_break(w, 2);
+	json_u64(w, "guest_lost", h->guest_lost);
+	json_u64(w, "host_lost", h->host_lost);
+	json_u64(w, "guest_invalid", h->guest_invalid);
+	json_string(w, "guest_note", sm->guest_note);
+}
+
+/* The window, the counts per type and the checks against the counters. */
+static void json_counts_checks(struct json_writer *w, const struct summary *sm)
+{
+	json_break(w, 2);
+	json_begin_object(w, "window");
+	json_double(w, "from_ms", "%.6f", sm->from_ms);
+	json_double(w, "to_ms", "%.6f", sm->to_ms);
+	json_u64(w, "events", sm->window_events);
+	json_end(w);
+	json_break(w, 2);
+	json_begin_object(w, "counts");
+	for (uint16_t t = 1; t <= LKVM_TR_HOST_LAST; t++)
+		if (trace_event_side(t))
+			json_u64(w, trace_event_name(t), sm->count[t]);
+	json_end(w);
+	json_break(w, 2);
+	json_begin_object(w, "checks");
+	json_bool(w, "whole_file", true);
+	json_bool(w, "meaningful", !sm->lost);
+	for (unsigned k = 0; k < C_COUNT; k++) {
+		json_break(w, 4);
+		json_begin_object(w, check_info[k].key);
+		json_u64(w, "trace", sm->trace_count[k]);
+		json_u64(w, "stats", sm->stat_count[k]);
+		json_bool(w, "match", sm->trace_count[k] == sm->stat_count[k]);
+		json_end(w);
+	}
+	json_break(w, 4);
+	json_u64(w, "stat_host_notifies", sm->h->stat_host_notifies);
+	json_end(w);
+}
+
+static void print_json(const struct summary *sm, const struct trace_options *o)
+{
+	struct json_writer w;
+
+	json_start(&w, stdout);
+	json_begin_object(&w, NULL);
+	json_facts(&w, sm, o);
+	json_counts_checks(&w, sm);
+	json_break(&w, 2);
+	json_begin_object(&w, "adaptive_rule");
+	json_u64(&w, "expiries_compared", sm->expiries_compared);
+	json_u64(&w, "expiries_fewer", sm->expiries_fewer);
+	json_double(&w, "drift_us_per_expiry", "%.9g", adaptive_drift_us(sm));
+	json_end(&w);
+	json_break(&w, 2);
+	json_begin_object(&w, "histograms");
 	for (unsigned d = 0; d < D_COUNT; d++)
-		json_distribution(sm, d);
-	printf("},\n  \"over_time\": {");
+		json_distribution(&w, sm, d);
+	json_end(&w);
+	json_break(&w, 2);
+	json_begin_object(&w, "over_time");
 	for (unsigned k = 0; k < sizeof(over_time) / sizeof(over_time[0]); k++)
-		json_over_time(sm, over_time[k], !k);
-	printf("}\n}\n");
+		json_over_time(&w, sm, over_time[k]);
+	json_end(&w);
+	json_break(&w, 0);
+	json_end(&w);
+	putchar('\n');
 }
 
 /* ---- the plot ---- */

@@ -1,10 +1,11 @@
 /*
- * hosted_guest.h -- the guest stub's hardware, as the thread model
- * (`--model thread`, run_thread.c) gives it to the stub's own source files
+ * hosted_guest.h -- the guest stub's hardware, as the no-VM guest
+ * (`--vm none`, run_thread.c) gives it to the stub's own source files
  * running on a host thread.
  *
- * The thread model compiles guest-stub/cmdline.c, virtio_drv.c, net_drv.c
- * and workload_raw.c unmodified, with this header forced in first
+ * The no-VM guest compiles guest-stub/cmdline.c, virtio_drv.c, net_drv.c,
+ * workload_raw.c, workload_tcp.c (with tcp_sender.c and inet.c) and
+ * workload_hostile.c unmodified, with this header forced in first
  * (-include, meson.build).  It defines the include guards of the stub's
  * io.h and lib.h, so their `#include`s add nothing, and declares in their
  * place what those files use:
@@ -15,13 +16,16 @@
  *   io.h    MMIO to the devices' register files, the way run_vcpu.c's
  *           MMIO exits reach them, except that a QueueNotify of a queue
  *           with a notify eventfd writes that eventfd, as KVM's ioeventfd
- *           does; a port write goes where a VM's I/O exit goes
+ *           does (threaded model) or the device drains on this thread
+ *           (lguest model); a port write goes where a VM's I/O exit goes
  *           (run_port_out); virt_to_phys as "offset into guest RAM"; the
  *           halt service as a sleep on the eventfd that each rise of a
- *           device's interrupt line writes (run_thread.c)
+ *           device's interrupt line writes, with the APIC timer as its
+ *           timeout (run_thread.c)
  *
- * Every MMIO access, port write and halt is where a guest in a VM would exit, so
- * each one costs --exit-cost-ns of spinning first (ringtest's
+ * Every MMIO access, port write and halt is where a guest in a VM would
+ * exit, and so is every kick of the lguest model's waker; each one costs
+ * --exit-cost-ns of spinning first (ringtest's
  * VMEXIT_CYCLES).  cpu_relax, which every guest spin loop calls, is also
  * where a stop (a signal, --max-seconds) ends the guest.
  */
@@ -55,8 +59,13 @@ void cpu_relax(void);                       /* pause, and where a stop ends the 
 
 #include "cpu.h"    /* the stub's own barrier, mb, rdtsc, spin_ticks */
 
-/* Interrupts taken: here, reads of the interrupt eventfd that found it
- * signalled (run_thread.c).  No APIC timer and no sti/hlt window. */
+/* The local APIC timer, as the tcp workload arms it for retransmissions:
+ * setup is a would-be exit; an armed timer is the halt's timeout. */
+void lapic_timer_setup(void);
+void lapic_timer_arm_ns(uint32_t ns);
+
+/* Interrupts taken: here, wake-ups of the halt by the interrupt eventfd
+ * or the APIC timer (run_thread.c).  No sti/hlt window. */
 extern volatile uint64_t irq_seq, timer_seq, irqs_at_hlt;
 void halt_until_irq(uint64_t seen);
 

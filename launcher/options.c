@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,121 +46,6 @@ void run_options_defaults(struct run_options *o)
 	};
 }
 
-bool parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	}
-	if (*end || end == s || (shift && v > (~0ull >> shift)))
-		return false;
-	*out = v << shift;
-	return true;
-}
-
-static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	uint64_t v;
-
-	if (!parse_size(s, &v) || v < lo || v > hi)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
-
-void run_usage(FILE *f)
-{
-	fprintf(f,
-"usage: lguest-kvm run [options] [GUEST.elf]\n"
-"\n"
-"Boot the guest (default: the built-in guest stub) on KVM, run its workload and\n"
-"print the stats block on exit.\n"
-"\n"
-"Guest and workload:\n"
-"  --mem SIZE           guest RAM (default 256M)\n"
-"  --workload W         raw (transmit --bytes, default) | tcp (send --bytes over TCP to a\n"
-"                       receiver, see --peer) | echo (console) | boot (banner only)\n"
-"  --bytes SIZE         bytes to transmit (default 1G; K/M/G suffixes)\n"
-"  --frame N            Ethernet frame size, %u..%u (default 1514)\n"
-"  --ring N             TX ring size, power of two up to %u (default 128)\n"
-"  --segments N         descriptors per frame, 1..16 (default 3: header, frame in two)\n"
-"  --policy P           always | static:N | dynamic | dynamic-exact | event-idx (split\n"
-"                       ring) | event-desc (packed ring) (default dynamic)\n"
-"  --wait W             spin | halt: how the guest waits for the host (default spin for\n"
-"                       raw, halt for tcp)\n"
-"  --pace-ns N          guest work per frame before it is queued, e.g. 24000 for the\n"
-"                       ~24 us per packet of 2008's guest TCP stack (default 0)\n"
-"  --indirect I         never | always | threshold[:N] (default never)\n"
-"  --indirect-cost-ns N guest work per indirect table it builds, 0..%u, timed with its\n"
-"                       TSC: the 2011 driver's kmalloc, priced (default 0: free)\n"
-"  --indirect-cold-lines K  also load K cold cache lines per table, 0..%u, each waiting\n"
-"                       for the last (a %u MiB private buffer; needs --mem %uM) (default 0)\n"
-"  --layout L           the net queues' ring layout: split (virtio 1.0, default) |\n"
-"                       packed (virtio 1.1, VIRTIO_F_RING_PACKED)\n"
-"  --boot-status N      test aid: the boot workload exits with status N\n"
-"  --fault F            test modes: exception | triple | hang | hostile-{head,next,addr,wrap,\n"
-"                       loop,avail,huge,flood} | hostile-indirect-{nested,len,addr,loop,next} |\n"
-"                       hostile-trace-{addr,end,junk} (with --trace) |\n"
-"                       seccomp-probe (the launcher tries a forbidden system call once\n"
-"                       locked down: killed by SIGSYS)\n"
-"Host side:\n"
-"  --net B              sink (verify and discard; raw's default) | tap[:IFNAME] (a real TAP\n"
-"                       device) | user (libslirp, unprivileged; tcp's default unless root)\n"
-"  --peer ADDR:PORT     tcp: the receiver as the guest sees it (default 10.99.0.1:5001 on\n"
-"                       tap; 10.0.2.2:5001 on user, which is the host's 127.0.0.1:5001)\n"
-"  --guest-ip ADDR      tcp: the guest's address (default 10.99.0.2 on tap, 10.0.2.15 on user)\n"
-"  --host-ip ADDR/LEN   tap: give the tap this address and bring it up (default: leave a\n"
-"                       named tap as it is; a new tap gets 10.99.0.1/24)\n"
-"  --tso                tcp over tap: negotiate VIRTIO_NET_F_CSUM and HOST_TSO4, send up\n"
-"                       to 64 KiB per frame (2008's table predates it; off by default)\n"
-"  --user NAME          after setup, switch to this user (root without --user: nobody);\n"
-"                       every capability is dropped either way\n"
-"  --stay-root          debugging: a root run keeps uid 0 (capabilities are still dropped)\n"
-"  --no-seccomp         debugging: no system call allow-list around the run loop\n"
-"  --model M            threaded (ioeventfd + device thread, default) | lguest (exits) |\n"
-"                       thread (no VM: the stub's driver and raw workload on a host\n"
-"                       thread against the threaded model's devices; needs no /dev/kvm)\n"
-"  --exit-cost-ns N     thread model: spin N ns wherever a VM guest would exit (each MMIO\n"
-"                       access -- a notify is one -- and each halt); default 0\n"
-"  --timeout-us N|adaptive  host poll timer: fixed N us, or 2008's adaptive rule\n"
-"                       starting at 500 us (default adaptive)\n"
-"  --host-timer T       rearm (stay suppressed while busy, default) | oneshot (2.6.27)\n"
-"  --host-poll-us N|adaptive  instead of the timer, the device thread polls the ring\n"
-"                       with notifies off for up to N us (0..%u) after each drain, as\n"
-"                       vhost-net's busyloop; adaptive: KVM halt-polling's grow/shrink\n"
-"                       (threaded and thread models; default 0: the timer)\n"
-"  --coalesce U:P       the guest negotiates virtio 1.3 notification coalescing and asks\n"
-"                       for a TX interrupt after P packets or U us, whichever first (0:\n"
-"                       every packet); its TX interrupts stay on (threaded and thread)\n"
-"Output:\n"
-"  --stats-json FILE    also write the stats as one JSON object\n"
-"  --trace FILE         record both sides' events on one clock into FILE (read it with\n"
-"                       'lguest-kvm trace FILE'; docs/trace.md)\n"
-"  --trace-events N     each side's ring of events, a power of two (default 1048576);\n"
-"                       the guest's takes N x 32 bytes of its RAM\n"
-"  --quiet              do not copy the guest's console to stdout\n"
-"  --max-seconds N      stop the guest after N seconds (exit 124)\n"
-"  -h, --help           this text\n"
-"  -V, --version        print the version\n"
-"\n"
-"Exit status: the guest's own status; 1 host error; 2 usage; 3 transferred data\n"
-"failed the host's check; 124 --max-seconds;\n"
-"125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n",
-		LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, VQ_MAX_SIZE, LKVM_INDIRECT_COST_NS_MAX, LKVM_INDIRECT_COLD_LINES_MAX,
-		LKVM_INDIRECT_COLD_BYTES >> 20, 2 * (LKVM_INDIRECT_COLD_BYTES >> 20), HOST_POLL_US_MAX);
-}
-
 /* "A.B.C.D" (host order) with, if `prefix`, "/LEN" after it. */
 static bool parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *prefix)
 {
@@ -189,19 +73,22 @@ static bool parse_ipv4_prefix(const char *s, uint32_t *ip, uint8_t *prefix)
 /* The tcp workload's network, where the options left it open: user-mode
  * networking unless root (who gets the 2008 setup, a tap), and the
  * addresses that go with the backend. */
-/* --model thread runs the stub's raw workload, and only its own: no image,
- * no fault modes (they need a VM to break), no --exit-cost-ns elsewhere. */
-static int check_thread_model(const struct run_options *o, bool exit_cost_given)
+/* --vm none runs the stub's own raw and tcp workloads and its hostile
+ * rings: no image, no CPU faults (they need a VM to break), no trace ring
+ * tricks (their addresses are a VM's), no --exit-cost-ns with a VM. */
+static int check_no_vm(const struct run_options *o, bool exit_cost_given)
 {
 	if (!o->no_vm)
-		return exit_cost_given ? usage_error("run", "--exit-cost-ns: only with --model thread (a VM's exits "
+		return exit_cost_given ? usage_error("run", "--exit-cost-ns: only with --vm none (a VM's exits "
 						     "cost what they cost)%s", "") : 0;
-	if (strcmp(o->workload, "raw"))
-		return usage_error("run", "--model thread: runs --workload raw only, not '%s'", o->workload);
+	if (strcmp(o->workload, "raw") && strcmp(o->workload, "tcp"))
+		return usage_error("run", "--vm none: runs --workload raw or tcp only, not '%s'", o->workload);
 	if (o->guest)
-		return usage_error("run", "--model thread: runs the built-in stub's code, not the image '%s'", o->guest);
-	if (strcmp(o->fault, "none") || o->seccomp_probe)
-		return usage_error("run", "--model thread: no --fault modes (they need a VM)%s", "");
+		return usage_error("run", "--vm none: runs the built-in stub's code, not the image '%s'", o->guest);
+	if ((strcmp(o->fault, "none") && (strncmp(o->fault, "hostile-", 8) || !strncmp(o->fault, "hostile-trace-", 14))) ||
+	    o->seccomp_probe)
+		return usage_error("run", "--vm none: of the --fault modes only the hostile rings (hostile-*, not "
+				   "hostile-trace-*); '%s' needs a VM", o->seccomp_probe ? "seccomp-probe" : o->fault);
 	return 0;
 }
 
@@ -226,13 +113,90 @@ static void apply_tcp_defaults(struct run_options *o, bool net_given)
 		o->wait = "halt";
 }
 
-static bool valid_indirect(const char *s)
+/* ---- what one option's value can say: the table's own parsers ---- */
+
+#define RUN(field) offsetof(struct run_options, field)
+
+static bool mem_to_pages(const char *arg, void *opts)
+{
+	struct run_options *o = opts;
+
+	(void)arg;
+	o->mem &= ~0xfffull;   /* whole pages */
+	return true;
+}
+
+static bool parse_indirect(const char *arg, void *opts)
 {
 	uint32_t n;
 
-	if (!strcmp(s, "never") || !strcmp(s, "always") || !strcmp(s, "threshold"))
+	if (strcmp(arg, "never") && strcmp(arg, "always") && strcmp(arg, "threshold") &&
+	    (strncmp(arg, "threshold:", 10) || !parse_u32(arg + 10, 1, VQ_MAX_SIZE, &n)))
+		return false;
+	((struct run_options *)opts)->indirect = arg;
+	return true;
+}
+
+/* The probe is the launcher's own test: the guest never sees it. */
+static bool fault_or_probe(const char *arg, void *opts)
+{
+	struct run_options *o = opts;
+
+	o->seccomp_probe = !strcmp(arg, "seccomp-probe");
+	if (o->seccomp_probe)
+		o->fault = "none";
+	return true;
+}
+
+static bool parse_model(const char *arg, void *opts)
+{
+	struct run_options *o = opts;
+
+	o->net.model = strcmp(arg, "lguest") ? NET_MODEL_THREADED : NET_MODEL_LGUEST;
+	o->model_thread = !strcmp(arg, "thread");
+	return true;
+}
+
+static bool parse_vm(const char *arg, void *opts)
+{
+	struct run_options *o = opts;
+
+	o->no_vm = !strcmp(arg, "none");
+	o->vm_given = true;
+	return true;
+}
+
+static bool note_exit_cost(const char *arg, void *opts)
+{
+	(void)arg;
+	((struct run_options *)opts)->exit_cost_given = true;
+	return true;
+}
+
+static bool parse_timeout(const char *arg, void *opts)
+{
+	struct net_config *net = &((struct run_options *)opts)->net;
+
+	if (!strcmp(arg, "adaptive")) {
+		net->adaptive_timeout = true;
+		net->timeout_us = 500;
 		return true;
-	return !strncmp(s, "threshold:", 10) && parse_u32(s + 10, 1, VQ_MAX_SIZE, &n);
+	}
+	net->adaptive_timeout = false;
+	return parse_u32(arg, 1, 10000000, &net->timeout_us);
+}
+
+static bool parse_host_timer(const char *arg, void *opts)
+{
+	((struct run_options *)opts)->net.host_timer = strcmp(arg, "oneshot") ? HOST_TIMER_REARM : HOST_TIMER_ONESHOT;
+	return true;
+}
+
+static bool parse_host_poll(const char *arg, void *opts)
+{
+	struct net_config *net = &((struct run_options *)opts)->net;
+
+	return host_poll_parse(arg, &net->host_poll_us, &net->host_poll_adaptive);
 }
 
 /* `len` decimal digits, at most `max` (no suffix: a count, not a size). */
@@ -250,250 +214,200 @@ static bool parse_digits(const char *s, size_t len, uint32_t max)
 	return v <= max;
 }
 
-/* USECS:PACKETS, each 0..LKVM_COALESCE_MAX. */
-static bool valid_coalesce(const char *s)
+/* --coalesce USECS:PACKETS, each 0..LKVM_COALESCE_MAX; kept as given, for
+ * the guest's command line. */
+static bool parse_coalesce(const char *arg, void *opts)
 {
-	const char *colon = strchr(s, ':');
+	const char *colon = strchr(arg, ':');
 
-	return colon && parse_digits(s, (size_t)(colon - s), LKVM_COALESCE_MAX) &&
-	       parse_digits(colon + 1, strlen(colon + 1), LKVM_COALESCE_MAX);
+	if (!colon || !parse_digits(arg, (size_t)(colon - arg), LKVM_COALESCE_MAX) ||
+	    !parse_digits(colon + 1, strlen(colon + 1), LKVM_COALESCE_MAX))
+		return false;
+	((struct run_options *)opts)->coalesce = arg;
+	return true;
 }
 
-static bool valid_fault(const char *s)
+static bool parse_net(const char *arg, void *opts)
 {
-	static const char *const ok[] = {
-		"none", "exception", "triple", "hang", "hostile-head", "hostile-next", "hostile-addr",
-		"hostile-wrap", "hostile-loop", "hostile-avail", "hostile-huge", "hostile-flood",
-		"hostile-indirect-nested",
-		"hostile-indirect-len", "hostile-indirect-addr", "hostile-indirect-loop",
-		"hostile-indirect-next", "hostile-trace-addr", "hostile-trace-end", "hostile-trace-junk",
-		"seccomp-probe",
-	};
+	struct run_options *o = opts;
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		if (!strcmp(s, ok[i]))
-			return true;
-	return false;
+	o->net_given = true;
+	if (!strcmp(arg, "sink")) {
+		o->net.backend = NET_BACKEND_SINK;
+	} else if (!strcmp(arg, "user")) {
+		o->net.backend = NET_BACKEND_USER;
+	} else if (!strcmp(arg, "tap") ||
+		   (!strncmp(arg, "tap:", 4) && arg[4] && strlen(arg + 4) < sizeof(o->net.tap_name))) {
+		o->net.backend = NET_BACKEND_TAP;
+		snprintf(o->net.tap_name, sizeof(o->net.tap_name), "%s", arg[3] ? arg + 4 : "");
+	} else {
+		return false;
+	}
+	return true;
 }
 
-int run_options_parse(struct run_options *o, int argc, char **argv)
+static bool parse_peer(const char *arg, void *opts)
 {
-	enum { O_MEM = 256, O_WORKLOAD, O_BYTES, O_FRAME, O_RING, O_SEGMENTS, O_POLICY, O_WAIT,
-	       O_INDIRECT, O_FAULT, O_MODEL, O_TIMEOUT, O_HOST_TIMER, O_STATS_JSON, O_QUIET,
-	       O_MAX_SECONDS, O_BOOT_STATUS, O_PACE, O_NET, O_USER, O_PEER, O_GUEST_IP, O_HOST_IP, O_TSO,
-	       O_STAY_ROOT, O_NO_SECCOMP, O_EXIT_COST, O_LAYOUT, O_INDIRECT_COST, O_COLD_LINES, O_TRACE,
-	       O_TRACE_EVENTS, O_HOST_POLL, O_COALESCE };
-	static const struct option longopts[] = {
-		{ "mem", required_argument, 0, O_MEM },
-		{ "workload", required_argument, 0, O_WORKLOAD },
-		{ "bytes", required_argument, 0, O_BYTES },
-		{ "frame", required_argument, 0, O_FRAME },
-		{ "ring", required_argument, 0, O_RING },
-		{ "segments", required_argument, 0, O_SEGMENTS },
-		{ "policy", required_argument, 0, O_POLICY },
-		{ "wait", required_argument, 0, O_WAIT },
-		{ "indirect", required_argument, 0, O_INDIRECT },
-		{ "indirect-cost-ns", required_argument, 0, O_INDIRECT_COST },
-		{ "indirect-cold-lines", required_argument, 0, O_COLD_LINES },
-		{ "fault", required_argument, 0, O_FAULT },
-		{ "model", required_argument, 0, O_MODEL },
-		{ "timeout-us", required_argument, 0, O_TIMEOUT },
-		{ "host-timer", required_argument, 0, O_HOST_TIMER },
-		{ "host-poll-us", required_argument, 0, O_HOST_POLL },
-		{ "coalesce", required_argument, 0, O_COALESCE },
-		{ "stats-json", required_argument, 0, O_STATS_JSON },
-		{ "trace", required_argument, 0, O_TRACE },
-		{ "trace-events", required_argument, 0, O_TRACE_EVENTS },
-		{ "quiet", no_argument, 0, O_QUIET },
-		{ "max-seconds", required_argument, 0, O_MAX_SECONDS },
-		{ "boot-status", required_argument, 0, O_BOOT_STATUS },
-		{ "pace-ns", required_argument, 0, O_PACE },
-		{ "exit-cost-ns", required_argument, 0, O_EXIT_COST },
-		{ "layout", required_argument, 0, O_LAYOUT },
-		{ "net", required_argument, 0, O_NET },
-		{ "user", required_argument, 0, O_USER },
-		{ "peer", required_argument, 0, O_PEER },
-		{ "guest-ip", required_argument, 0, O_GUEST_IP },
-		{ "host-ip", required_argument, 0, O_HOST_IP },
-		{ "tso", no_argument, 0, O_TSO },
-		{ "stay-root", no_argument, 0, O_STAY_ROOT },
-		{ "no-seccomp", no_argument, 0, O_NO_SECCOMP },
-		{ "help", no_argument, 0, 'h' },
-		{ "version", no_argument, 0, 'V' },
-		{ 0, 0, 0, 0 },
-	};
-	struct notify_policy pol;
-	bool net_given = false, exit_cost_given = false;
-	int c;
+	struct run_options *o = opts;
+	struct sockaddr_in peer;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_MEM:
-			if (!parse_size(optarg, &o->mem) || o->mem < (16ull << 20) || o->mem > (3ull << 30))
-				return usage_error("run", "--mem '%s': give a size from 16M to 3G", optarg);
-			o->mem &= ~0xfffull;
-			break;
-		case O_WORKLOAD:
-			if (strcmp(optarg, "raw") && strcmp(optarg, "tcp") && strcmp(optarg, "echo") && strcmp(optarg, "boot"))
-				return usage_error("run", "--workload '%s': expected raw, tcp, echo or boot", optarg);
-			o->workload = optarg;
-			break;
-		case O_BYTES:
-			if (!parse_size(optarg, &o->bytes) || o->bytes == 0)
-				return usage_error("run", "--bytes '%s': give a positive size such as 64M or 1G", optarg);
-			break;
-		case O_FRAME:
-			if (!parse_u32(optarg, LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, &o->frame))
-				return usage_error("run", "--frame '%s': out of range", optarg);
-			break;
-		case O_RING:
-			if (!parse_u32(optarg, 2, VQ_MAX_SIZE, &o->ring) || (o->ring & (o->ring - 1)))
-				return usage_error("run", "--ring '%s': give a power of two from 2 to 1024", optarg);
-			break;
-		case O_SEGMENTS:
-			if (!parse_u32(optarg, 1, 16, &o->segments))
-				return usage_error("run", "--segments '%s': give 1 to 16", optarg);
-			break;
-		case O_POLICY: o->policy = optarg; break;
-		case O_WAIT:
-			if (strcmp(optarg, "spin") && strcmp(optarg, "halt"))
-				return usage_error("run", "--wait '%s': expected spin or halt", optarg);
-			o->wait = optarg;
-			break;
-		case O_LAYOUT:
-			if (strcmp(optarg, "split") && strcmp(optarg, "packed"))
-				return usage_error("run", "--layout '%s': expected split or packed", optarg);
-			o->layout = optarg;
-			break;
-		case O_INDIRECT:
-			if (!valid_indirect(optarg))
-				return usage_error("run", "--indirect '%s': expected never, always, threshold or threshold:N", optarg);
-			o->indirect = optarg;
-			break;
-		case O_INDIRECT_COST:
-			if (!parse_u32(optarg, 0, LKVM_INDIRECT_COST_NS_MAX, &o->indirect_cost_ns))
-				return usage_error("run", "--indirect-cost-ns '%s': give 0..1000000", optarg);
-			break;
-		case O_COLD_LINES:
-			if (!parse_u32(optarg, 0, LKVM_INDIRECT_COLD_LINES_MAX, &o->indirect_cold_lines))
-				return usage_error("run", "--indirect-cold-lines '%s': give 0..1024", optarg);
-			break;
-		case O_FAULT:
-			if (!valid_fault(optarg))
-				return usage_error("run", "--fault '%s': unknown test mode (see --help)", optarg);
-			/* The probe is the launcher's own test: the guest never sees it. */
-			o->seccomp_probe = !strcmp(optarg, "seccomp-probe");
-			o->fault = o->seccomp_probe ? "none" : optarg;
-			break;
-		case O_MODEL:
-			if (!strcmp(optarg, "threaded"))
-				o->net.model = NET_MODEL_THREADED;
-			else if (!strcmp(optarg, "lguest"))
-				o->net.model = NET_MODEL_LGUEST;
-			else if (!strcmp(optarg, "thread"))
-				o->net.model = NET_MODEL_THREADED;
-			else
-				return usage_error("run", "--model '%s': expected threaded, lguest or thread", optarg);
-			o->no_vm = !strcmp(optarg, "thread");
-			break;
-		case O_EXIT_COST:
-			if (!parse_u32(optarg, 0, 10000000, &o->exit_cost_ns))
-				return usage_error("run", "--exit-cost-ns '%s': give 0..10000000", optarg);
-			exit_cost_given = true;
-			break;
-		case O_TIMEOUT:
-			if (!strcmp(optarg, "adaptive")) {
-				o->net.adaptive_timeout = true;
-				o->net.timeout_us = 500;
-			} else if (parse_u32(optarg, 1, 10000000, &o->net.timeout_us)) {
-				o->net.adaptive_timeout = false;
-			} else {
-				return usage_error("run", "--timeout-us '%s': give 1..10000000 or 'adaptive'", optarg);
-			}
-			break;
-		case O_HOST_TIMER:
-			if (!strcmp(optarg, "rearm"))
-				o->net.host_timer = HOST_TIMER_REARM;
-			else if (!strcmp(optarg, "oneshot"))
-				o->net.host_timer = HOST_TIMER_ONESHOT;
-			else
-				return usage_error("run", "--host-timer '%s': expected rearm or oneshot", optarg);
-			break;
-		case O_HOST_POLL:
-			if (!host_poll_parse(optarg, &o->net.host_poll_us, &o->net.host_poll_adaptive))
-				return usage_error("run", "--host-poll-us '%s': give 0..1000 or 'adaptive'", optarg);
-			break;
-		case O_COALESCE:
-			if (!valid_coalesce(optarg))
-				return usage_error("run", "--coalesce '%s': give USECS:PACKETS, each 0..1000000 (e.g. 50:64)",
-						   optarg);
-			o->coalesce = optarg;
-			break;
-		case O_STATS_JSON: o->stats_json = optarg; break;
-		case O_TRACE: o->trace = optarg; break;
-		case O_TRACE_EVENTS:
-			if (!parse_u32(optarg, 1, LKVM_TRACE_EVENTS_MAX, &o->trace_events) ||
-			    (o->trace_events & (o->trace_events - 1)))
-				return usage_error("run", "--trace-events '%s': give a power of two up to 4194304", optarg);
-			break;
-		case O_QUIET: o->quiet = true; break;
-		case O_MAX_SECONDS:
-			if (!parse_u32(optarg, 1, 86400, &o->max_seconds))
-				return usage_error("run", "--max-seconds '%s': give 1..86400", optarg);
-			break;
-		case O_NET:
-			net_given = true;
-			if (!strcmp(optarg, "sink")) {
-				o->net.backend = NET_BACKEND_SINK;
-			} else if (!strcmp(optarg, "user")) {
-				o->net.backend = NET_BACKEND_USER;
-			} else if (!strcmp(optarg, "tap") ||
-				   (!strncmp(optarg, "tap:", 4) && optarg[4] && strlen(optarg + 4) < sizeof(o->net.tap_name))) {
-				o->net.backend = NET_BACKEND_TAP;
-				snprintf(o->net.tap_name, sizeof(o->net.tap_name), "%s", optarg[3] ? optarg + 4 : "");
-			} else {
-				return usage_error("run", "--net '%s': expected sink, user, tap or tap:IFNAME (at most 15 characters)", optarg);
-			}
-			break;
-		case O_USER: o->user = optarg; break;
-		case O_STAY_ROOT: o->stay_root = true; break;
-		case O_NO_SECCOMP: o->no_seccomp = true; break;
-		case O_PEER: {
-			struct sockaddr_in peer;
+	if (!endpoint_parse(arg, false, &peer))
+		return false;
+	o->peer_ip = ntohl(peer.sin_addr.s_addr);
+	o->peer_port = ntohs(peer.sin_port);
+	return true;
+}
 
-			if (!endpoint_parse(optarg, false, &peer))
-				return usage_error("run", "--peer '%s': give an IPv4 address and port, e.g. 10.99.0.1:5001", optarg);
-			o->peer_ip = ntohl(peer.sin_addr.s_addr);
-			o->peer_port = ntohs(peer.sin_port);
-			break;
-		}
-		case O_GUEST_IP:
-			if (!parse_ipv4_prefix(optarg, &o->guest_ip, NULL))
-				return usage_error("run", "--guest-ip '%s': give an IPv4 address, e.g. 10.99.0.2", optarg);
-			break;
-		case O_TSO: o->tso = true; break;
-		case O_HOST_IP:
-			if (!parse_ipv4_prefix(optarg, &o->net.host_ip, &o->net.host_prefix))
-				return usage_error("run", "--host-ip '%s': give an IPv4 address and prefix, e.g. 10.99.0.1/24", optarg);
-			break;
-		case O_PACE:
-			if (!parse_u32(optarg, 0, 10000000, &o->pace_ns))
-				return usage_error("run", "--pace-ns '%s': give 0..10000000", optarg);
-			break;
-		case O_BOOT_STATUS:
-			if (!parse_u32(optarg, 0, 255, &o->boot_status))
-				return usage_error("run", "--boot-status '%s': give 0..255", optarg);
-			break;
-		case 'h': run_usage(stdout); return -1;
-		case 'V': printf("lguest-kvm %s\n", LKVM_VERSION); return -1;
-		default:
-			return usage_error("run", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
+static bool parse_guest_ip(const char *arg, void *opts)
+{
+	return parse_ipv4_prefix(arg, &((struct run_options *)opts)->guest_ip, NULL);
+}
+
+static bool parse_host_ip(const char *arg, void *opts)
+{
+	struct run_options *o = opts;
+
+	return parse_ipv4_prefix(arg, &o->net.host_ip, &o->net.host_prefix);
+}
+
+/* What --policy accepts; checked after parsing, against --ring and --layout. */
+#define POLICY_ACCEPTS "always, static:N (N <= ring), dynamic, dynamic-exact, event-idx (split ring) or " \
+		       "event-desc (packed ring)"
+
+/* ---- the options of `run`, each described once ---- */
+
+static const struct opt run_opts[] = {
+	OPT_SECTION_ROW("Guest and workload:"),
+	{ OPT_SIZE, "mem", "SIZE", RUN(mem), 16ull << 20, 3ull << 30, .parse = mem_to_pages,
+	  .accepts = "16M to 3G", .help = "guest RAM" },
+	{ OPT_WORD, "workload", "W", RUN(workload), .words = "raw|tcp|echo|boot",
+	  .help = "raw transmits --bytes; tcp sends --bytes over TCP to a receiver (see --peer); echo copies the "
+		  "console; boot prints the banner only" },
+	{ OPT_SIZE, "bytes", "SIZE", RUN(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
+	  .help = "bytes to transmit, K/M/G suffixes" },
+	{ OPT_U32, "frame", "N", RUN(frame), LKVM_FRAME_MIN, LKVM_FRAME_MAX - 12, .help = "Ethernet frame size" },
+	{ OPT_POW2, "ring", "N", RUN(ring), 2, VQ_MAX_SIZE, .help = "TX ring size" },
+	{ OPT_U32, "segments", "N", RUN(segments), 1, 16,
+	  .help = "descriptors per frame: 1 is header and frame together; otherwise the header, then the frame in "
+		  "N-1 parts" },
+	{ OPT_STRING, "policy", "P", RUN(policy), .accepts = POLICY_ACCEPTS,
+	  .help = "the guest's notification policy" },
+	{ OPT_WORD, "wait", "W", RUN(wait), .words = "spin|halt", .def = "spin for raw, halt for tcp",
+	  .help = "how the guest waits for the host" },
+	{ OPT_U32, "pace-ns", "N", RUN(pace_ns), 0, 10000000,
+	  .help = "guest work per frame before it is queued, e.g. 24000 for the ~24 us per packet of 2008's guest "
+		  "TCP stack" },
+	{ OPT_CUSTOM, "indirect", "I", RUN(indirect), .parse = parse_indirect,
+	  .accepts = "never, always, threshold or threshold:N", .def = "never",
+	  .help = "when the guest puts a frame's descriptors in an indirect table: the 2011 patch's rule" },
+	{ OPT_U32, "indirect-cost-ns", "N", RUN(indirect_cost_ns), 0, LKVM_INDIRECT_COST_NS_MAX,
+	  .help = "guest work per indirect table it builds, timed with its TSC: the 2011 driver's kmalloc, priced" },
+	{ OPT_U32, "indirect-cold-lines", "K", RUN(indirect_cold_lines), 0, LKVM_INDIRECT_COLD_LINES_MAX,
+	  .help = "also load K cold cache lines per table, each waiting for the last (a 64 MiB private buffer; "
+		  "needs --mem 128M)" },
+	{ OPT_WORD, "layout", "L", RUN(layout), .words = "split|packed",
+	  .help = "the net queues' ring layout: split (virtio 1.0) or packed (virtio 1.1, VIRTIO_F_RING_PACKED)" },
+	{ OPT_U32, "boot-status", "N", RUN(boot_status), 0, 255,
+	  .help = "test aid: the boot workload exits with status N" },
+	{ OPT_WORD, "fault", "F", RUN(fault), .parse = fault_or_probe,
+	  .words = "none|exception|triple|hang|hostile-head|hostile-next|hostile-addr|hostile-wrap|hostile-loop|"
+		   "hostile-avail|hostile-huge|hostile-flood|hostile-indirect-nested|hostile-indirect-len|"
+		   "hostile-indirect-addr|hostile-indirect-loop|hostile-indirect-next|hostile-trace-addr|"
+		   "hostile-trace-end|hostile-trace-junk|seccomp-probe",
+	  .help = "test modes: the guest faults, hangs or breaks its rings (hostile-trace-* with --trace); "
+		  "seccomp-probe: the launcher tries a forbidden system call once locked down (killed by SIGSYS)" },
+	OPT_SECTION_ROW("Host side:"),
+	{ OPT_CUSTOM, "net", "B", OPT_NO_FIELD, .parse = parse_net,
+	  .accepts = "sink, user, tap or tap:IFNAME (at most 15 characters)",
+	  .def = "sink for raw; for tcp, user unless root, who gets a tap",
+	  .help = "sink verifies and discards; tap writes to a real TAP device; user is libslirp, unprivileged, "
+		  "tcp only" },
+	{ OPT_CUSTOM, "peer", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_peer,
+	  .accepts = "an IPv4 address and port, e.g. 10.99.0.1:5001",
+	  .def = "10.99.0.1:5001 on tap; 10.0.2.2:5001 on user, which is the host's 127.0.0.1:5001",
+	  .help = "tcp: the receiver as the guest sees it" },
+	{ OPT_CUSTOM, "guest-ip", "ADDR", OPT_NO_FIELD, .parse = parse_guest_ip,
+	  .accepts = "an IPv4 address, e.g. 10.99.0.2", .def = "10.99.0.2 on tap, 10.0.2.15 on user",
+	  .help = "tcp: the guest's address" },
+	{ OPT_CUSTOM, "host-ip", "ADDR/LEN", OPT_NO_FIELD, .parse = parse_host_ip,
+	  .accepts = "an IPv4 address and prefix, e.g. 10.99.0.1/24",
+	  .def = "leave a named tap as it is; a new tap gets 10.99.0.1/24",
+	  .help = "tap: give the tap this address and bring it up" },
+	{ OPT_FLAG, "tso", NULL, RUN(tso),
+	  .help = "tcp over tap: negotiate VIRTIO_NET_F_CSUM and HOST_TSO4, send up to 64 KiB per frame (2008's "
+		  "table predates it)" },
+	{ OPT_STRING, "user", "NAME", RUN(user),
+	  .help = "after setup, switch to this user (root without --user: nobody); every capability is dropped "
+		  "either way" },
+	{ OPT_FLAG, "stay-root", NULL, RUN(stay_root),
+	  .help = "debugging: a root run keeps uid 0 (capabilities are still dropped)" },
+	{ OPT_FLAG, "no-seccomp", NULL, RUN(no_seccomp),
+	  .help = "debugging: no system call allow-list around the run loop" },
+	{ OPT_WORD, "vm", "V", OPT_NO_FIELD, .words = "kvm|none", .parse = parse_vm, .def = "kvm",
+	  .help = "where the guest runs: kvm, a VM; none, no VM: the stub's own driver and workload on a host "
+		  "thread (needs no /dev/kvm)" },
+	{ OPT_WORD, "model", "M", OPT_NO_FIELD, .words = "threaded|lguest|thread", .parse = parse_model,
+	  .def = "threaded",
+	  .help = "how the host services the ring: threaded, a device thread woken by ioeventfd; lguest, the "
+		  "guest's thread drains at each notify and a waker thread interrupts it for timer expiries; "
+		  "thread is the old spelling of --vm none --model threaded" },
+	{ OPT_U32, "exit-cost-ns", "N", RUN(exit_cost_ns), 0, 10000000, .parse = note_exit_cost,
+	  .help = "--vm none: spin N ns wherever a VM guest would exit (each MMIO access -- a notify is one --, "
+		  "each halt, each timer interrupt of the lguest model)" },
+	{ OPT_CUSTOM, "timeout-us", "N|adaptive", OPT_NO_FIELD, .parse = parse_timeout,
+	  .accepts = "1 to 10000000 or adaptive", .def = "adaptive",
+	  .help = "host poll timer: fixed N us, or 2008's adaptive rule starting at 500 us" },
+	{ OPT_WORD, "host-timer", "T", OPT_NO_FIELD, .words = "rearm|oneshot", .parse = parse_host_timer,
+	  .def = "rearm", .help = "rearm stays suppressed while the timer finds work; oneshot is 2.6.27's" },
+	{ OPT_CUSTOM, "host-poll-us", "N|adaptive", OPT_NO_FIELD, .parse = parse_host_poll,
+	  .accepts = "0 to 1000 or adaptive", .def = "0: the timer",
+	  .help = "instead of the timer, the device thread polls the ring with notifies off for up to N us after "
+		  "each drain (vhost-net's busyloop, 256 chains / 512 KiB per run); adaptive: KVM halt-polling's "
+		  "grow/shrink (--model threaded only)" },
+	{ OPT_CUSTOM, "coalesce", "U:P", OPT_NO_FIELD, .parse = parse_coalesce,
+	  .accepts = "USECS:PACKETS, each 0 to 1000000 (e.g. 50:64)", .def = "off",
+	  .help = "the guest negotiates virtio 1.3 notification coalescing and asks for a TX interrupt after P "
+		  "packets or U us, whichever first (0: every packet); its TX interrupts stay on (--model threaded "
+		  "only)" },
+	OPT_SECTION_ROW("Output:"),
+	{ OPT_STRING, "stats-json", "FILE", RUN(stats_json), .help = "also write the stats as one JSON object" },
+	{ OPT_STRING, "trace", "FILE", RUN(trace),
+	  .help = "record both sides' events on one clock into FILE (read it with 'lguest-kvm trace FILE'; "
+		  "docs/trace.md)" },
+	{ OPT_POW2, "trace-events", "N", RUN(trace_events), 1, LKVM_TRACE_EVENTS_MAX,
+	  .help = "each side's ring of events; the guest's takes N x 32 bytes of its RAM" },
+	{ OPT_FLAG, "quiet", NULL, RUN(quiet), .help = "do not copy the guest's console to stdout" },
+	{ OPT_U32, "max-seconds", "N", RUN(max_seconds), 1, 86400, .def = "none",
+	  .help = "stop the guest after N seconds (exit 124)" },
+	{ OPT_END },
+};
+
+static const char run_intro[] =
+"usage: lguest-kvm run [options] [GUEST.elf]\n"
+"\n"
+"Boot the guest (default: the built-in guest stub) on KVM, run its workload and\n"
+"print the stats block on exit.\n"
+"\n";
+
+static const char run_outro[] =
+"\n"
+"Exit status: the guest's own status; 1 host error; 2 usage; 3 transferred data\n"
+"failed the host's check; 124 --max-seconds;\n"
+"125 guest crash; 126 the guest broke a virtio ring; 128+N on signal N.\n";
+
+/* ---- what no one option can say: one against another ---- */
+
+/* The workload against the network: tcp's defaults, raw's limits. */
+static int check_workload_net(struct run_options *o)
+{
+	/* --model thread is --vm none --model threaded, and says so. */
+	if (o->model_thread) {
+		if (o->vm_given && !o->no_vm)
+			return usage_error("run", "--model thread with --vm kvm: thread means --vm none --model threaded%s", "");
+		o->no_vm = true;
 	}
 	if (!strcmp(o->workload, "tcp")) {
-		apply_tcp_defaults(o, net_given);
+		apply_tcp_defaults(o, o->net_given);
 		if (o->frame < 62 || o->frame > 1514) {
 			char n[16];
 
@@ -510,9 +424,16 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 	o->net.peer_port = o->peer_port;
 	if (!o->wait)
 		o->wait = "spin";
+	return 0;
+}
+
+/* The policy against the ring and its layout (the guest's own parser). */
+static int check_policy_ring(const struct run_options *o)
+{
+	struct notify_policy pol;
+
 	if (!notify_policy_parse(&pol, o->policy, strlen(o->policy), (uint16_t)o->ring))
-		return usage_error("run", "--policy '%s': expected always, static:N (N <= ring), dynamic, dynamic-exact, "
-				   "event-idx or event-desc", o->policy);
+		return usage_error("run", "--policy '%s': expected " POLICY_ACCEPTS, o->policy);
 	/* Each layout has its own event suppression. */
 	if (pol.kind == NOTIFY_EVENT_IDX && strcmp(o->layout, "split"))
 		return usage_error("run", "--policy event-idx: the split ring's; with --layout packed use event-desc%s", "");
@@ -526,33 +447,65 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		return usage_error("run", "--segments %s: a frame would need more descriptors than the ring has",
 				   both);
 	}
-	if (o->indirect_cold_lines && o->mem < 2ull * LKVM_INDIRECT_COLD_BYTES) {
-		char n[16];
+	return 0;
+}
 
+/* What the guest keeps in its RAM, and who the launcher becomes. */
+static int check_ram_user(const struct run_options *o)
+{
+	char n[48];
+
+	if (o->indirect_cold_lines && o->mem < 2ull * LKVM_INDIRECT_COLD_BYTES) {
 		snprintf(n, sizeof(n), "%u", o->indirect_cold_lines);
 		return usage_error("run", "--indirect-cold-lines %s: the guest walks a 64 MiB buffer; give --mem 128M or more",
 				   n);
 	}
 	/* The guest's ring comes out of its RAM: leave it at least half. */
 	if (o->trace && (uint64_t)o->trace_events * sizeof(struct lkvm_trace_event) > o->mem / 2) {
-		char n[48];
-
 		snprintf(n, sizeof(n), "%u (%u MiB)", o->trace_events,
 			 (unsigned)(((uint64_t)o->trace_events * sizeof(struct lkvm_trace_event)) >> 20));
 		return usage_error("run", "--trace-events %s: the guest keeps its ring in RAM; give a larger --mem "
 				   "or fewer events", n);
 	}
-	if (o->coalesce && o->net.model == NET_MODEL_LGUEST)
-		return usage_error("run", "--coalesce: the control queue and its timer are the device thread's "
-				   "(--model threaded or thread), not --model lguest%s", "");
-	if ((o->net.host_poll_us || o->net.host_poll_adaptive) && o->net.model == NET_MODEL_LGUEST)
-		return usage_error("run", "--host-poll-us: polls on the device thread (--model threaded or thread), "
-				   "not --model lguest%s", "");
 	if (o->stay_root && o->user)
 		return usage_error("run", "--stay-root with --user %s: pick one", o->user);
-	if (optind < argc - 1)
-		return usage_error("run", "unexpected argument '%s'", argv[optind + 1]);
-	if (optind == argc - 1)
-		o->guest = argv[optind];
-	return check_thread_model(o, exit_cost_given);
+	return 0;
+}
+
+/* Polling and coalescing are the device thread's (issue 26). */
+static int check_device_thread(const struct run_options *o)
+{
+	if (o->coalesce && o->net.model == NET_MODEL_LGUEST)
+		return usage_error("run", "--coalesce: the control queue and its timer are the device thread's "
+				   "(--model threaded), not --model lguest%s", "");
+	if ((o->net.host_poll_us || o->net.host_poll_adaptive) && o->net.model == NET_MODEL_LGUEST)
+		return usage_error("run", "--host-poll-us: polls on the device thread (--model threaded), not "
+				   "--model lguest%s", "");
+	return 0;
+}
+
+int run_options_parse(struct run_options *o, int argc, char **argv)
+{
+	struct run_options defaults;
+	const struct opt_command cmd = { .name = "run", .table = run_opts, .intro = run_intro, .outro = run_outro,
+					 .defaults = &defaults };
+	int first, rc;
+
+	run_options_defaults(&defaults);
+	rc = opt_parse(&cmd, o, argc, argv, &first);
+	if (!rc)
+		rc = check_workload_net(o);
+	if (!rc)
+		rc = check_policy_ring(o);
+	if (!rc)
+		rc = check_ram_user(o);
+	if (!rc)
+		rc = check_device_thread(o);
+	if (rc)
+		return rc;
+	if (first < argc - 1)
+		return usage_error("run", "unexpected argument '%s'", argv[first + 1]);
+	if (first == argc - 1)
+		o->guest = argv[first];
+	return check_no_vm(o, o->exit_cost_given);
 }

@@ -1,6 +1,7 @@
 /*
  * options.h -- what `lguest-kvm run` was asked to do, after parsing.
- * The table command builds the same options for each of its rows.
+ * The table command builds the same options for each of its rows.  Each
+ * option is described once, in options.c's table (common/opt_table.h).
  */
 #ifndef OPTIONS_H
 #define OPTIONS_H
@@ -10,6 +11,7 @@
 #include <stdio.h>
 
 #include "net_config.h"
+#include "opt_table.h"   /* parse_size, for the commands that take a SIZE */
 
 struct run_options {
 	const char *guest;          /* NULL: the built-in guest stub */
@@ -22,8 +24,8 @@ struct run_options {
 	uint32_t pace_ns;           /* guest work per frame, in ns (0: none) */
 	uint32_t indirect_cost_ns;  /* guest work per indirect table built, in ns (0: none) */
 	uint32_t indirect_cold_lines; /* cold cache lines the guest loads per indirect table */
-	bool no_vm;                 /* --model thread: the stub's driver on a host thread */
-	uint32_t exit_cost_ns;      /* --model thread: spin per would-be exit */
+	bool no_vm;                 /* --vm none: the stub's driver on a host thread */
+	uint32_t exit_cost_ns;      /* --vm none: spin per would-be exit */
 	const char *wait;           /* spin | halt */
 	const char *indirect;       /* never | always | threshold[:N] */
 	const char *layout;         /* split | packed: the net queues' ring layout */
@@ -42,14 +44,15 @@ struct run_options {
 	uint16_t peer_port;
 	bool tso;                   /* tcp over tap: VIRTIO_NET_F_CSUM + HOST_TSO4 */
 	const char *coalesce;       /* --coalesce USECS:PACKETS (virtio 1.3), or NULL */
+	bool net_given;             /* --net was given (else tcp picks the backend) */
+	bool exit_cost_given;       /* --exit-cost-ns was given (--vm none only) */
+	bool vm_given;              /* --vm was given */
+	bool model_thread;          /* --model thread: the old spelling of --vm none */
 };
 
 void run_options_defaults(struct run_options *o);
 /* Parse `run` arguments (argv[0] = "run").  Returns 0, or EXIT_USAGE after
  * printing one line, or -1 for --help/--version (already printed). */
 int run_options_parse(struct run_options *o, int argc, char **argv);
-/* "SIZE[K|M|G]" -> bytes; false on junk or overflow. */
-bool parse_size(const char *s, uint64_t *out);
-void run_usage(FILE *f);
 
 #endif

@@ -80,6 +80,17 @@ static struct sandbox_config sandbox_config(const struct run_state *rs)
 	};
 }
 
+/* stdio asks the kernel about a stream when it first buffers it: fstat,
+ * and for a character device (a terminal, /dev/null) ioctl(TCGETS) --
+ * calls the seccomp filter refuses, and need not allow, when every stream
+ * the run writes after the lock-down has its buffer already.  stderr is
+ * unbuffered and asks nothing. */
+static void stdio_buffer_now(FILE *f, char *buf, size_t size)
+{
+	if (f)
+		setvbuf(f, buf, isatty(fileno(f)) ? _IOLBF : _IOFBF, size);
+}
+
 /* Steps 1-3 and the threads, in order.  Before the guest runs, a failure is
  * one line and no stats: there is no run to describe (a bad image, no
  * /dev/kvm).  The stats file is opened first, while we may still create it
@@ -119,6 +130,13 @@ static int setup_run(struct run_state *rs, FILE **json, pthread_t *sig_thread)
 		return diag_fail("cannot start the signal thread");
 	/* Every thread exists now; the guest has not run yet. */
 	pin_thread(rs->vcpu_thread, 0);   /* the net device's thread has CPU 1 */
+	{
+		static char out_buf[BUFSIZ], json_buf[BUFSIZ], trace_buf[BUFSIZ];
+
+		stdio_buffer_now(stdout, out_buf, sizeof(out_buf));
+		stdio_buffer_now(*json, json_buf, sizeof(json_buf));
+		stdio_buffer_now(rs->trace_file, trace_buf, sizeof(trace_buf));
+	}
 	return sandbox_lock_down(&sb, &rs->sandbox);
 }
 

@@ -10,16 +10,14 @@
  *   run_vcpu.c    4. the vCPU loop: KVM_RUN, its exits, the kick signal
  *   run_stats.c   5. the stats block, in its fixed order
  *   run_exit.c    5. the exit status, and the line that says why
- *   run_thread.c  1. and 4. for --model thread: no VM, guest RAM only, and
- *                 the stub's driver and raw workload on this thread
+ *   run_thread.c  1. and 4. for --vm none: no VM, guest RAM only, and
+ *                 the stub's driver and workloads on this thread
  *
  * (Steps 2 and 3, wiring the devices and dropping privileges, are
  * wiring.c's and sandbox.c's; run.c calls them.)
  *
- * The state embeds the devices themselves -- struct net and, through
- * net.h, libslirp's header -- so every file that includes this one is built
- * into run_lib, with libslirp visible (meson.build); the rest of the
- * launcher never sees it.
+ * The state embeds the devices themselves (struct net, struct console);
+ * a net backend's own state stays behind its table (net_backend.h).
  */
 #ifndef RUN_STATE_H
 #define RUN_STATE_H
@@ -65,6 +63,7 @@ struct run_state {
 	 * have left a VM (MMIO accesses, halts), each charged --exit-cost-ns */
 	char thread_cmdline[1024];
 	uint64_t thread_exits;
+	uint64_t thread_kicks;      /* --vm none --model lguest: waker kicks served */
 	/* --trace: the host's events, the file they go to (opened while still
 	 * privileged), and the guest's ring as it announced it */
 	struct trace_ring trace;

@@ -73,7 +73,8 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 	stats_f64(st, "run_seconds", rs->t_end - rs->t_start);
 	stats_f64(st, "boot_to_banner_seconds", rs->con.t_first_output ? rs->con.t_first_output - rs->t_start : 0);
 	stats_str(st, "host_hypervisor", host_hypervisor());
-	stats_str(st, "net_model", o->no_vm ? "thread" : o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded");
+	stats_str(st, "vm", o->no_vm ? "none" : "kvm");
+	stats_str(st, "net_model", o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded");
 	stats_str(st, "guest_policy", o->policy);
 	stats_u64(st, "ring_size", o->ring);
 	stats_str(st, "ring_layout", run_ring_layout(rs));
@@ -103,6 +104,7 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 	if (o->no_vm) {
 		stats_u64(st, "thread_exit_cost_ns", o->exit_cost_ns);
 		stats_u64(st, "thread_exits", rs->thread_exits);
+		stats_u64(st, "thread_kicks", rs->thread_kicks);
 	}
 	stats_u64(st, "io_unknown_port", rs->io_unknown);
 	stats_u64(st, "mmio_unknown_address", rs->mmio_unknown);

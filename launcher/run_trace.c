@@ -114,10 +114,11 @@ static void sort_by_time(struct lkvm_trace_event *ev, struct lkvm_trace_event *t
 	}
 }
 
+/* Both axes: the host model, and "no VM" when the guest ran on a thread. */
 static const char *model_name(const struct run_options *o)
 {
 	if (o->no_vm)
-		return "thread";
+		return o->net.model == NET_MODEL_LGUEST ? "lguest, no VM" : "threaded, no VM";
 	return o->net.model == NET_MODEL_LGUEST ? "lguest" : "threaded";
 }
 

@@ -46,21 +46,6 @@ const char *endpoint_format(const struct sockaddr_in *a, char *buf)
 	return buf;
 }
 
-bool parse_timeout_seconds(const char *s, unsigned *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < 1 || v > 86400)
-		return false;
-	*out = (unsigned)v;
-	return true;
-}
-
 int socket_set_timeouts(int fd, unsigned seconds)
 {
 	struct timeval tv = { .tv_sec = seconds };

@@ -18,9 +18,6 @@ bool endpoint_parse(const char *s, bool allow_port0, struct sockaddr_in *out);
 #define ENDPOINT_STRLEN 24
 const char *endpoint_format(const struct sockaddr_in *a, char *buf);
 
-/* "--timeout SECONDS": a whole number from 1 to 86400. */
-bool parse_timeout_seconds(const char *s, unsigned *out);
-
 /* Make blocking reads (SO_RCVTIMEO) and writes, including connect()
  * (SO_SNDTIMEO), fail with EAGAIN after `seconds` without progress. */
 int socket_set_timeouts(int fd, unsigned seconds);

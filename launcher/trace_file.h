@@ -52,7 +52,7 @@ struct trace_file_header {
 	uint64_t stat_host_notifies;    /* tx_queue_notifies (threaded: kicks, merged into wakeups here) */
 	uint64_t stat_notify_wakeups;   /* tx_notify_wakeups: one LKVM_TR_NOTIFY each */
 	uint64_t stat_timeouts;         /* tx_timer_timeouts: one LKVM_TR_TIMER_FIRE each */
-	char model[16];             /* lguest, threaded, thread */
+	char model[16];             /* lguest, threaded, "lguest, no VM", "threaded, no VM" */
 	char policy[32];
 	char layout[8];             /* split, packed */
 	char guest_note[64];        /* why there are no guest events, or "" */

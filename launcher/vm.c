@@ -41,8 +41,8 @@ static int open_kvm(void)
 	case ENOENT:
 	case ENXIO:
 	case ENODEV:
-		return diag_fail("/dev/kvm: %s -- this machine has no KVM; load a kvm module, or run lguest-kvm "
-				 "inside the emulator VM: tests/vm/lkvm-vm -- lguest-kvm ... (docs/testing.md)",
+		return diag_fail("/dev/kvm: %s -- this machine has no KVM; add --vm none (no VM: real seconds), "
+				 "load a kvm module, or run inside the emulator VM: tests/vm/lkvm-vm -- lguest-kvm ...",
 				 strerror(errno));
 	case EACCES:
 	case EPERM:

@@ -75,6 +75,9 @@
 #include "lguest_kvm_abi.h"
 #include "lkvm_frame.h"
 #include "net.h"
+#include "net_sink.h"
+#include "net_slirp.h"
+#include "net_tap.h"
 
 #define RAM      (64u << 10)
 #define MAX_OPS  2048u
@@ -140,7 +143,7 @@ static uint8_t scratch[HDR + LKVM_FRAME_MAX + 2];
 static struct {
 	unsigned long queues_enabled, console_out_bytes, console_in_bytes, tx_chains, sink_good, tap_frames,
 		slirp_replies, slirp_refused, tap_hdr_refused, rx_frames, rx_dropped, broken_queues, violations, recovered, continuations,
-		timer_work, programs, packed_queues, packed_tx_chains;
+		timer_work, programs, packed_queues, packed_tx_chains, held_with_work;
 } reached;
 
 /* ---- the input ---- */
@@ -192,7 +195,34 @@ static void failed(const char *what, int line)
 struct dev_snap {
 	uint64_t errors, violations, interrupts;
 	bool needs_reset, broken[VIRTIO_MMIO_MAX_QUEUES], ready[VIRTIO_MMIO_MAX_QUEUES];
+	uint32_t status;
+	uint64_t driver_features;
+	uint64_t queue_regs[VIRTIO_MMIO_MAX_QUEUES][4];   /* num, desc, driver, device */
 };
+
+/* The backend's state, for the backend this program chose; for the other
+ * two a zeroed stand-in, so the checks below read all three alike (the
+ * device keeps one backend's state, known to it only as `void *be`). */
+static struct net_sink *sink_be(void)
+{
+	static struct net_sink none;
+
+	return net->cfg.backend == NET_BACKEND_SINK ? net->be : &none;
+}
+
+static struct net_tap *tap_be(void)
+{
+	static struct net_tap none;
+
+	return net->cfg.backend == NET_BACKEND_TAP ? net->be : &none;
+}
+
+static struct net_slirp *slirp_be(void)
+{
+	static struct net_slirp none;
+
+	return net->cfg.backend == NET_BACKEND_USER ? net->be : &none;
+}
 
 /* The net device's counters: every one of them only ever grows. */
 #define TX_WORDS (offsetof(struct net_tx_stats, t_first) / sizeof(uint64_t))
@@ -219,8 +249,69 @@ static void snap_dev(const struct virtio_mmio_dev *d, struct dev_snap *s)
 	s->violations = d->violations;
 	s->interrupts = d->interrupts;
 	s->needs_reset = d->needs_reset;
-	for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
-		s->broken[q] = d->vqs[q].broken, s->ready[q] = d->vqs[q].ready;
+	s->status = __atomic_load_n(&d->status, __ATOMIC_SEQ_CST);
+	s->driver_features = d->driver_features;
+	for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++) {
+		const struct vq *vq = &d->vqs[q];
+
+		s->broken[q] = vq->broken, s->ready[q] = vq->ready;
+		s->queue_regs[q][0] = vq->num, s->queue_regs[q][1] = vq->desc_gpa;
+		s->queue_regs[q][2] = vq->avail_gpa, s->queue_regs[q][3] = vq->used_gpa;
+	}
+}
+
+/* Has the device taken anything off this ready queue since it was enabled
+ * (which zeroes the positions)? */
+static bool consumed_since_enable(const struct vq *vq)
+{
+	if (vq->packed)
+		return vq->pk.next_avail || !vq->pk.avail_wrap || vq->pk.next_used || !vq->pk.used_wrap;
+	return vq->last_avail || vq->used_shadow;
+}
+
+/*
+ * What the device may do in each device status (virtio 1.2):
+ *   before DRIVER_OK   consume no buffer and send no used-buffer
+ *                      notification (2.1.2); DRIVER_OK is only ever
+ *                      cleared by a reset, so "not yet" means "never since
+ *                      the reset": every ready queue is untouched and the
+ *                      VRING bit was never set;
+ *   from FEATURES_OK   the negotiated features stay as they are until a
+ *                      reset (3.1.1 step 5);
+ *   from DRIVER_OK     no queue is set up or changed any more (3.1.1: queue
+ *                      setup is step 7, before DRIVER_OK); one may only be
+ *                      stopped (QueueReady = 0, 4.2.2.2);
+ *   NEEDS_RESET        stays until a reset (checked in check_dev).
+ */
+static void check_status_rules(const struct virtio_mmio_dev *d, const struct dev_snap *before, bool was_reset,
+			       uint32_t status)
+{
+	if (!(status & VIRTIO_CONFIG_S_DRIVER_OK)) {
+		CHECK(!(d->interrupt_status & VIRTIO_MMIO_INT_VRING));
+		for (unsigned q = 0; q < d->ops->num_queues; q++) {
+			const struct vq *vq = &d->vqs[q];
+
+			if (!vq->ready)
+				continue;
+			CHECK(!consumed_since_enable(vq));
+			/* The state worth reaching: buffers published on a held queue. */
+			if (!vq->packed && !vq->broken && __atomic_load_n(&vq->avail->idx, __ATOMIC_RELAXED))
+				reached.held_with_work++;
+		}
+	}
+	if (was_reset)
+		return;
+	if (before->status & VIRTIO_CONFIG_S_FEATURES_OK)
+		CHECK(d->driver_features == before->driver_features);
+	if (before->status & VIRTIO_CONFIG_S_DRIVER_OK) {
+		for (unsigned q = 0; q < d->ops->num_queues; q++) {
+			const struct vq *vq = &d->vqs[q];
+
+			CHECK(!vq->ready || before->ready[q]);
+			CHECK(vq->num == before->queue_regs[q][0] && vq->desc_gpa == before->queue_regs[q][1] &&
+			      vq->avail_gpa == before->queue_regs[q][2] && vq->used_gpa == before->queue_regs[q][3]);
+		}
+	}
 }
 
 static void snap_take(struct snap *s)
@@ -229,9 +320,9 @@ static void snap_take(struct snap *s)
 	snap_dev(&net->mmio, &s->dev[1]);
 	memcpy(s->net.tx, &net->st, sizeof(s->net.tx));
 	memcpy(s->net.rx, &net->rx, sizeof(s->net.rx));
-	memcpy(s->net.slirp, &net->slirp.frames_from_guest, sizeof(s->net.slirp));
-	memcpy(s->net.sink, &net->sink.next_seq, sizeof(s->net.sink));
-	memcpy(s->net.tap, &net->tap.frames, sizeof(s->net.tap));
+	memcpy(s->net.slirp, &slirp_be()->frames_from_guest, sizeof(s->net.slirp));
+	memcpy(s->net.sink, &sink_be()->next_seq, sizeof(s->net.sink));
+	memcpy(s->net.tap, &tap_be()->frames, sizeof(s->net.tap));
 	s->net.console[0] = con->bytes_out, s->net.console[1] = con->bytes_in;
 }
 
@@ -275,6 +366,7 @@ static void check_dev(unsigned which, const struct dev_snap *before, bool was_re
 	CHECK(lines.level[d->gsi] == (d->interrupt_status != 0) && !lines.repeats && !lines.bad_gsi);
 	if (d->errors > before->errors)
 		CHECK((d->interrupt_status & VIRTIO_MMIO_INT_CONFIG) && lines.level[d->gsi]);
+	check_status_rules(d, before, was_reset, status);
 	if (was_reset) {
 		CHECK(status == 0 && !d->needs_reset && !d->driver_features && !d->interrupt_status);
 	} else {
@@ -348,24 +440,24 @@ static void check_all(const struct snap *before, int reset_dev)
 	uint64_t chains = net->st.buffers_by_notify + net->st.buffers_by_timer;
 	/* A step that wrote nothing to the tap is not worth a system call;
 	 * the end of the program checks that nothing else arrived. */
-	uint64_t tap_got = net->tap.frames != before->net.tap[0] ? drain_tap(true) : 0;
+	uint64_t tap_got = tap_be()->frames != before->net.tap[0] ? drain_tap(true) : 0;
 
 	check_dev(0, &before->dev[0], reset_dev == 0);
 	check_dev(1, &before->dev[1], reset_dev == 1);
 	check_monotone(before->net.tx, (const uint64_t *)&net->st, TX_WORDS);
 	check_monotone(before->net.rx, (const uint64_t *)&net->rx, RX_WORDS);
-	check_monotone(before->net.slirp, &net->slirp.frames_from_guest, SLIRP_WORDS);
-	check_monotone(before->net.sink, &net->sink.next_seq, 4);
-	check_monotone(before->net.tap, &net->tap.frames, 4);
+	check_monotone(before->net.slirp, &slirp_be()->frames_from_guest, SLIRP_WORDS);
+	check_monotone(before->net.sink, &sink_be()->next_seq, 4);
+	check_monotone(before->net.tap, &tap_be()->frames, 4);
 	CHECK(con->bytes_out >= before->net.console[0] && con->bytes_in >= before->net.console[1]);
 	/* Every chain taken off the TX ring went to exactly one backend call. */
 	CHECK(net->st.descriptors >= chains && net->st.buffers_by_continuation <= chains);
 	switch (net->cfg.backend) {
-	case NET_BACKEND_SINK: CHECK(net->sink.frames + net->sink.bad_frames == chains); break;
-	case NET_BACKEND_TAP: CHECK(net->tap.frames + net->tap.errors == chains); break;
-	case NET_BACKEND_USER: CHECK(net->slirp.frames_from_guest + net->slirp.errors >= chains); break;
+	case NET_BACKEND_SINK: CHECK(sink_be()->frames + sink_be()->bad_frames == chains); break;
+	case NET_BACKEND_TAP: CHECK(tap_be()->frames + tap_be()->errors == chains); break;
+	case NET_BACKEND_USER: CHECK(slirp_be()->frames_from_guest + slirp_be()->errors >= chains); break;
 	}
-	CHECK(tap_got == net->tap.frames - before->net.tap[0]);
+	CHECK(tap_got == tap_be()->frames - before->net.tap[0]);
 	CHECK(con->pending_off <= con->pending_len && con->pending_len <= sizeof(con->pending));
 }
 
@@ -568,7 +660,7 @@ static size_t make_tcp_frame(uint8_t *f, unsigned payload, struct reader *r)
 
 /* The driver's init sequence (virtio 1.2, 3.1.1) with the input's
  * features and, per queue, a size exponent and where its rings start. */
-static void driver_init(unsigned which, struct reader *r)
+static void driver_init(unsigned which, struct reader *r, bool before_driver_ok)
 {
 	uint32_t features = take32(r);
 	uint32_t word0 = features & ~(1u << 31);
@@ -600,6 +692,8 @@ static void driver_init(unsigned which, struct reader *r)
 		wr(which, VIRTIO_MMIO_QUEUE_USED_HIGH, 0);
 		wr(which, VIRTIO_MMIO_QUEUE_READY, 1);
 	}
+	if (before_driver_ok)
+		return;
 	wr(which, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
 	   VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
 }
@@ -667,8 +761,8 @@ static void run_op(struct reader *r)
 			wr(which, VIRTIO_MMIO_QUEUE_NOTIFY, value);
 		break;
 	}
-	case OP_INIT:
-		driver_init(which, r);
+	case OP_INIT:   /* ALT: stop before DRIVER_OK, as a driver that populates its queues first */
+		driver_init(which, r, OP_ALT(b));
 		break;
 	case OP_TIMER:
 	case OP_CONTINUE:
@@ -803,7 +897,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (head & 128)
 		net->tx_weight_chains = 2;   /* budgets end drains early: continuations */
 	if (cfg.backend == NET_BACKEND_TAP)
-		net->tap.fd = tap_pair[0];
+		tap_be()->fd = tap_pair[0];
 	if (cfg.backend == NET_BACKEND_USER && net_open_backend(net) < 0) {
 		fprintf(stderr, "fuzz_devices: cannot open libslirp\n");
 		abort();
@@ -823,11 +917,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reached.tx_chains += net->st.buffers_by_notify + net->st.buffers_by_timer;
 	if (net->mmio.vqs[NET_TX].packed)   /* the net device, unchanged, on a packed ring */
 		reached.packed_tx_chains += net->st.buffers_by_notify + net->st.buffers_by_timer;
-	reached.sink_good += net->sink.frames;
-	reached.tap_frames += net->tap.frames;
-	reached.slirp_replies += net->slirp.frames_to_guest;
-	reached.slirp_refused += net->slirp.frames_refused;
-	reached.tap_hdr_refused += net->tap.hdr_refused;
+	reached.sink_good += sink_be()->frames;
+	reached.tap_frames += tap_be()->frames;
+	reached.slirp_replies += slirp_be()->frames_to_guest;
+	reached.slirp_refused += slirp_be()->frames_refused;
+	reached.tap_hdr_refused += tap_be()->hdr_refused;
 	reached.rx_frames += net->rx.frames;
 	reached.rx_dropped += net->rx.dropped_too_big + net->rx.dropped_no_buffer;
 	reached.violations += con->mmio.violations + net->mmio.violations;
@@ -835,7 +929,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reached.timer_work += net->st.timer_drains_work;
 
 	if (cfg.backend == NET_BACKEND_USER)
-		net_slirp_close(&net->slirp);
+		net_slirp_close(slirp_be());
 	pthread_mutex_destroy(&con->mmio.lock);
 	pthread_mutex_destroy(&net->mmio.lock);
 	return 0;
@@ -884,9 +978,9 @@ static void put_op(struct prog *p, enum op kind, unsigned net_dev, unsigned queu
 }
 
 /* Rings in the first 16 KiB (size 16: 4 KiB apart), buffers above. */
-static void put_init(struct prog *p, unsigned net_dev, uint32_t features)
+static void put_init(struct prog *p, unsigned net_dev, uint32_t features, unsigned before_driver_ok)
 {
-	put_op(p, OP_INIT, net_dev, 0, 0);
+	put_op(p, OP_INIT, net_dev, 0, before_driver_ok);
 	put32(p, features);
 	for (unsigned q = 0; q < 2; q++) {
 		put8(p, below(8) ? 4 : below(11));
@@ -904,10 +998,23 @@ static void gen_program(struct prog *p, bool plausible)
 
 	p->n = 0;
 	put8(p, (unsigned)next_rand());
-	put_init(p, 0, below(10) ? 0 : (uint32_t)next_rand());
-	put_init(p, 1, net_features[below(sizeof(net_features) / sizeof(net_features[0]))]);
+	static unsigned programs;
+	/* One program in four starts a device's queues before DRIVER_OK, which
+	 * some later step sets (2.1.2: nothing is consumed until then).  Chosen
+	 * by count, not by next_rand(), so the random stream -- and what the
+	 * other steps reach -- stays as it was. */
+	programs++;
+	put_init(p, 0, below(10) ? 0 : (uint32_t)next_rand(), programs % 4 == 1);
+	put_init(p, 1, net_features[below(sizeof(net_features) / sizeof(net_features[0]))], programs % 4 == 3);
 	for (unsigned s = 0; s < steps; s++) {
 		unsigned k = plausible ? below(24) : below(40);
+
+		if (s % 16 == 8) {   /* DRIVER_OK on one device (a violation if it is out of order) */
+			put_op(p, OP_REG_WRITE, (s / 16) & 1, 0, 0);
+			put8(p, 15);    /* regs[15]: Status */
+			put32(p, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK |
+				 VIRTIO_CONFIG_S_DRIVER_OK);
+		}
 
 		switch (k) {
 		case 0: case 1: case 2: case 3: {
@@ -985,7 +1092,7 @@ static void gen_program(struct prog *p, bool plausible)
 			break;
 		case 16:   /* reset and start again */
 			put_op(p, OP_RESET, 1, 0, 0);
-			put_init(p, 1, net_features[below(5)]);
+			put_init(p, 1, net_features[below(5)], s & 1);
 			break;
 		case 17: case 18: case 19: case 20: case 21: case 22: case 23:
 			put_op(p, OP_NOTIFY, 1, 1, 0);
@@ -1049,18 +1156,20 @@ int main(int argc, char **argv)
 	printf("%u corpus files, %lu programs: %lu queues enabled, %lu console bytes out, %lu in, "
 	       "%lu TX chains, %lu good sink frames, %lu tap frames (%lu headers refused), %lu slirp replies (%lu frames refused by the gate), %lu RX frames, "
 	       "%lu RX drops, %lu queues broken, %lu violations, %lu recoveries by reset, "
-	       "%lu continuations, %lu timer drains with work, %lu packed queues (%lu TX chains)\n",
+	       "%lu continuations, %lu timer drains with work, %lu packed queues (%lu TX chains), "
+	       "%lu steps with work held until DRIVER_OK\n",
 	       files, reached.programs, reached.queues_enabled, reached.console_out_bytes, reached.console_in_bytes,
 	       reached.tx_chains, reached.sink_good, reached.tap_frames, reached.tap_hdr_refused, reached.slirp_replies, reached.slirp_refused, reached.rx_frames,
 	       reached.rx_dropped, reached.broken_queues, reached.violations, reached.recovered,
-	       reached.continuations, reached.timer_work, reached.packed_queues, reached.packed_tx_chains);
+	       reached.continuations, reached.timer_work, reached.packed_queues, reached.packed_tx_chains,
+	       reached.held_with_work);
 	/* Worth something only if the programs got past the register file
 	 * into every device path, and into its failures. */
 	if (!reached.queues_enabled || !reached.console_out_bytes || !reached.console_in_bytes ||
 	    !reached.sink_good || !reached.tap_frames || !reached.tap_hdr_refused || !reached.slirp_replies ||
 	    !reached.slirp_refused || !reached.rx_frames ||
 	    !reached.rx_dropped || !reached.broken_queues || !reached.violations || !reached.recovered ||
-	    !reached.continuations || !reached.timer_work || !reached.packed_tx_chains) {
+	    !reached.continuations || !reached.timer_work || !reached.packed_tx_chains || !reached.held_with_work) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}

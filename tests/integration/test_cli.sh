@@ -40,7 +40,7 @@ fi
 if [ "${nokvm[0]:-}" = skip ]; then
 	echo "note: /dev/kvm exists and cannot be hidden without root: the no-KVM checks did not run"
 else
-	for cmd in "table --bytes 1M --plot $TMP/p.svg --csv $TMP/p.csv" "run --bytes 1M"; do
+	for cmd in "table --preset none --bytes 1M --plot $TMP/p.svg --csv $TMP/p.csv" "run --bytes 1M"; do
 		start=$(date +%s%N)
 		# shellcheck disable=SC2086
 		"${nokvm[@]}" "$LKVM" $cmd </dev/null >"$TMP/nokvm.out" 2>"$TMP/nokvm.err"

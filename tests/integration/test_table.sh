@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 need_kvm
 
-run_lkvm t table --rows 10,64,dynamic,always --repeat 1 --bytes 16M \
+run_lkvm t table --preset none --rows 10,64,dynamic,always --repeat 1 --bytes 16M \
 	--csv "$TMP/t.csv" --json "$TMP/t.json" --plot "$TMP/t.svg"
 check "reduced sweep exits 0" [ "$(rc_of t)" = 0 ]
 check "a table per model" sh -c "grep -q '^Model: threaded' $TMP/t.out && grep -q '^Model: lguest' $TMP/t.out"
@@ -44,7 +44,7 @@ sys.exit(0 if root.tag.endswith("svg") and len(list(root.iter())) > 50 else 1)' 
 check "no progress line when stderr is not a terminal" sh -c "! grep -q ETA $TMP/t.err"
 # The progress check needs a pseudo-terminal (script(1) and /dev/pts).
 if command -v script >/dev/null && script -qfec true /dev/null </dev/null >/dev/null 2>&1; then
-	script -qfec "$LKVM table --rows 10,20 --repeat 2 --bytes 1M --model threaded" /dev/null \
+	script -qfec "$LKVM table --preset none --rows 10,20 --repeat 2 --bytes 1M --model threaded" /dev/null \
 		</dev/null >"$TMP/tty.out" 2>&1
 	check "progress (row, repeat, elapsed, ETA) on a terminal" \
 		sh -c "tr '\r' '\n' <$TMP/tty.out | grep -Eq 'threaded: row 20, repeat 2/2 -- [0-9]+/4 runs, elapsed [0-9]+ s, ETA [0-9]+ s'"
@@ -54,7 +54,7 @@ fi
 
 # Every run of this sweep fails: the guest cannot fit 1024 buffers of 16000
 # bytes into 16 MiB.  The table must say so and never print numbers for it.
-run_lkvm f table --rows 10,dynamic --repeat 2 --bytes 1M --mem 16M --ring 1024 --frame 16000 \
+run_lkvm f table --preset none --rows 10,dynamic --repeat 2 --bytes 1M --mem 16M --ring 1024 --frame 16000 \
 	--model threaded --csv "$TMP/f.csv"
 check "failed rows -> exit 1" [ "$(rc_of f)" = 1 ]
 check "failed rows are marked with the reason" \
@@ -73,7 +73,7 @@ for bad in "--repeat 0" "--workload banana" "--workload tcp --net tap:x" "--rows
 done
 
 before=$(ls /tmp/lkvm-table-* 2>/dev/null | wc -l)
-"$LKVM" table --rows 10,20,30 --model lguest </dev/null >"$TMP/int.out" 2>"$TMP/int.err" &
+"$LKVM" table --preset none --rows 10,20,30 --model lguest </dev/null >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
 sleep 3
 kill -INT $pid

@@ -164,7 +164,7 @@ check "no ARP reply: exit 33 and one clear line" sh -c "[ $rc = 33 ] && grep -q 
 ip netns del "$NS"
 
 # ---- the table builds and removes its own namespace ----
-run_lkvm table table --workload tcp --net tap --rows 64 --repeat 1 --model threaded --bytes 8M
+run_lkvm table table --preset none --workload tcp --net tap --rows 64 --repeat 1 --model threaded --bytes 8M
 check "table --workload tcp: exit 0 ($(err_of table | tail -1))" [ "$(rc_of table)" = 0 ]
 check "table --workload tcp: the row and the loopback ceiling are printed" \
 	sh -c "grep -q '^64 ' '$TMP/table.out' && grep -q '^Host loopback TCP' '$TMP/table.out'"
@@ -175,7 +175,7 @@ labs_before=$(ls -d /tmp/lkvm-lab-* 2>/dev/null | wc -l)
 # The table itself in the background (not under `timeout`, whose pid would
 # not name the namespace), interrupted once its namespace exists; killed if
 # it does not stop.
-"$LKVM" table --workload tcp --net tap --rows 10,20 --repeat 3 --model lguest --bytes 1G \
+"$LKVM" table --preset none --workload tcp --net tap --rows 10,20 --repeat 3 --model lguest --bytes 1G \
 	</dev/null >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
 for _ in $(seq $(scaled 100)); do ip netns list | grep -Eq "^lkvm-$pid( |$)" && break; sleep 0.05; done

@@ -124,14 +124,18 @@ refused() {
 	run_lkvm "$name" run "$@"
 	[ "$(rc_of "$name")" = 2 ] && [ "$(wc -l <"$TMP/$name.err")" = 1 ] && grep -q -e "$name_pattern" "$TMP/$name.err"
 }
-name_pattern="raw only"
-check "--model thread --workload tcp: refused" refused tcp --model thread --workload tcp
+name_pattern="raw or tcp only"
+check "--model thread --workload echo: refused" refused echo --model thread --workload echo
+name_pattern="thread means --vm none"
+check "--model thread --vm kvm: refused" refused vmkvm --model thread --vm kvm
+name_pattern="expected kvm or none"
+check "--vm junk: refused" refused vmjunk --vm xen
 name_pattern="built-in stub"
 check "--model thread with an image: refused" refused image --model thread /bin/true
-name_pattern="need a VM"
+name_pattern="needs a VM"
 check "--model thread --fault triple: refused" refused fault --model thread --fault triple
-name_pattern="only with --model thread"
-check "--exit-cost-ns without --model thread: refused" refused cost --exit-cost-ns 10
+name_pattern="only with --vm none"
+check "--exit-cost-ns without --vm none: refused" refused cost --exit-cost-ns 10
 name_pattern="0..10000000"
 check "--exit-cost-ns junk: refused" refused junk --model thread --exit-cost-ns 1x
 name_pattern="--indirect-cost-ns '1000001': give 0..1000000"
@@ -149,18 +153,18 @@ check "--policy event-desc on split: refused" refused edesc --model thread --pol
 
 # table: the thread model sweeps without /dev/kvm; the cost experiment
 # fills every row it promises.
-run_lkvm table table --model thread --rows 40,dynamic --repeat 2 --bytes 4M --json "$TMP/table.json"
+run_lkvm table table --preset none --model thread --rows 40,dynamic --repeat 2 --bytes 4M --json "$TMP/table.json"
 check "table --model thread: exit 0" [ "$(rc_of table)" = 0 ]
 check "table --model thread: 2 rows x 2 samples, all ok" python3 - "$TMP/table.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
 rows = t["rows"]
-sys.exit(0 if len(rows) == 2 and all(r["ok"] and r["model"] == "thread" and len(r["samples"]) == 2 for r in rows) else 1)
+sys.exit(0 if len(rows) == 2 and all(r["ok"] and r["vm"] == "none" and r["model"] == "threaded" and len(r["samples"]) == 2 for r in rows) and t["vm"] == "none" else 1)
 PY
 run_lkvm costtab table --experiment cost --rows always --repeat 1 --bytes 1M --csv "$TMP/cost.csv"
 check "table --experiment cost: exit 0" [ "$(rc_of costtab)" = 0 ]
 check "table --experiment cost: 10 rows (5 exit costs x 2 paces), none failed" \
-	[ "$(grep -c '^cost,thread,Always,' "$TMP/cost.csv")" = 10 -a "$(grep -c FAILED "$TMP/costtab.out")" = 0 ]
+	[ "$(grep -c '^cost,none,threaded,Always,' "$TMP/cost.csv")" = 10 -a "$(grep -c FAILED "$TMP/costtab.out")" = 0 ]
 check "table --experiment cost: each row ran with its exit cost and pace" \
 	grep -q -- '--exit-cost-ns=100000 --pace-ns=24000' "$TMP/cost.csv"
 run_lkvm laytab table --model thread --experiment layout --rows 40,event --repeat 1 --bytes 2M --json "$TMP/lay.json"
@@ -200,7 +204,7 @@ PY
 check "table --indirect-costs: the crossover is said under the table, per ring" \
 	sh -c "[ \$(grep -cE '^  ring (128|256): (threshold overtakes always at|no crossover up to 400 ns)' '$TMP/sweep.out') = 2 ]"
 check "table --indirect-costs: the CSV has every row, labelled with its price" \
-	[ "$(grep -c '^indirect,thread,[a-z]*/[0-9]*/[0-9]*ns,' "$TMP/sweep.csv")" = 12 ]
+	[ "$(grep -c '^indirect,none,threaded,[a-z]*/[0-9]*/[0-9]*ns,' "$TMP/sweep.csv")" = 12 ]
 check "table --indirect-costs --plot: an SVG was drawn" grep -q "<svg" "$TMP/sweep.svg"
 
 name_pattern="ascending order"
@@ -220,8 +224,10 @@ check "table --indirect-costs above 1 ms: refused" refused_table icbig --model t
 name_pattern="plots only its cost sweep"
 check "table --experiment indirect --plot without a sweep: refused" refused_table icplot --model thread \
 	--experiment indirect --plot "$TMP/x.svg"
-name_pattern="thread only"
-check "table --experiment cost --model threaded: refused" refused_table costvm --experiment cost --model threaded
+name_pattern="runs --vm none only"
+check "table --experiment cost --vm kvm: refused" refused_table costvm --experiment cost --vm kvm
+name_pattern="one --model at a time"
+check "table --experiment cost --model both: refused" refused_table costboth --experiment cost --model both
 
 # The timeline (run --trace, docs/trace.md): its counts are the stats', the
 # clock is one (the guest is a host thread), and a plot comes out.

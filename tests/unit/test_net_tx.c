@@ -29,6 +29,7 @@
 #include "irq_line_log.h"
 #include "lkvm_frame.h"
 #include "net.h"
+#include "net_sink.h"
 
 #define MEM_SIZE  (1u << 20)
 #define RING_GPA  0x1000u        /* desc + avail on this page, used on the next */
@@ -120,6 +121,13 @@ static void send_frames(unsigned n, enum layout lay)
 		guest_send(seq, 60 + (unsigned)(seq % 9) * 50, lay, NULL);  /* 60..460 bytes, tails vary */
 }
 
+/* The device's backend here is the sink (net_init's default): its state,
+ * which the device itself knows only as `void *be`. */
+static struct net_sink *sink(void)
+{
+	return net->be;
+}
+
 /* Interrupts raised since the last call: rises of the line. */
 static uint64_t irqs(void)
 {
@@ -174,9 +182,9 @@ static void test_notify(void)
 	CHECK(net->st.notify_wakeups == 1 && net->st.buffers_by_notify == 3 && net->st.notifies_empty == 0,
 	      "counters: 1 wakeup, 3 buffers by notify, 0 empty");
 	CHECK(net->st.descriptors == 6 && net->st.buffers_indirect == 0, "counters: 6 descriptors, 0 indirect");
-	CHECK(net->sink.frames == 3 && net->sink.bad_frames == 0 && net->sink.next_seq == 3,
-	      "sink: 3 good frames, next seq 3 (bad %llu: %s)", (unsigned long long)net->sink.bad_frames,
-	      net->sink.first_error);
+	CHECK(sink()->frames == 3 && sink()->bad_frames == 0 && sink()->next_seq == 3,
+	      "sink: 3 good frames, next seq 3 (bad %llu: %s)", (unsigned long long)sink()->bad_frames,
+	      sink()->first_error);
 	CHECK(net->st.interrupts == 1 && irqs() == 1, "one interrupt for the drain: the line rises");
 
 	arm = net_tx_on_notify(net);
@@ -216,7 +224,7 @@ static void test_timeout_rearm(void)
 	CHECK(!no_notify() && !net->suppressed, "idle timeout clears NO_NOTIFY");
 	CHECK(net->st.timeouts == 3 && net->st.timer_drains_empty == 1 && net->st.recheck_hits == 0,
 	      "counters: 3 timeouts, 1 empty drain, 0 recheck hits");
-	CHECK(net->sink.frames == 7 && net->sink.bad_frames == 0, "sink: 7 good frames in order");
+	CHECK(sink()->frames == 7 && sink()->bad_frames == 0, "sink: 7 good frames in order");
 
 	/* the next guest kick sees the flag clear and notifies */
 	send_frames(1, ONE_DESC);
@@ -272,7 +280,7 @@ static void test_recheck_race(void)
 	CHECK(vr.used->idx == 3 && tx->last_avail == 3 && net->st.buffers_by_timer == 1,
 	      "the slipped-in buffer was drained (used idx %u)", vr.used->idx);
 	CHECK(no_notify() && net->suppressed, "and the guest is suppressed again");
-	CHECK(net->sink.frames == 3 && net->sink.bad_frames == 0, "sink: 3 good frames");
+	CHECK(sink()->frames == 3 && sink()->bad_frames == 0, "sink: 3 good frames");
 }
 
 static void test_oneshot(void)
@@ -291,7 +299,7 @@ static void test_oneshot(void)
 	arm = net_tx_on_timeout(net);
 	CHECK(!arm && !no_notify() && net->st.timer_drains_empty == 1 && net->st.timeouts == 2,
 	      "oneshot: empty timeout: false, flag clear, counted empty");
-	CHECK(net->sink.frames == 5 && net->sink.bad_frames == 0, "sink: 5 good frames");
+	CHECK(sink()->frames == 5 && sink()->bad_frames == 0, "sink: 5 good frames");
 }
 
 static void test_adaptive(void)
@@ -334,8 +342,8 @@ static void test_interrupt_suppression(void)
 	vr.avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
 	send_frames(2, INDIRECT);
 	CHECK(net_tx_on_notify(net) && vr.used->idx == 2, "indirect frames drain");
-	CHECK(net->st.buffers_indirect == 2 && net->st.descriptors == 4 && net->sink.frames == 2 &&
-	      net->sink.bad_frames == 0, "counters: 2 indirect buffers, 4 descriptors, 2 good frames");
+	CHECK(net->st.buffers_indirect == 2 && net->st.descriptors == 4 && sink()->frames == 2 &&
+	      sink()->bad_frames == 0, "counters: 2 indirect buffers, 4 descriptors, 2 good frames");
 	CHECK(net->st.interrupts == 0 && irqs() == 0, "VRING_AVAIL_F_NO_INTERRUPT: no interrupt");
 	vr.avail->flags = 0;
 	send_frames(1, TWO_DESCS);
@@ -362,44 +370,44 @@ static void test_sink(void)
 	send_frames(2, ONE_DESC);               /* seq 0, 1 */
 	guest_send(5, 100, ONE_DESC, NULL);     /* 2 was due */
 	net_tx_on_notify(net);
-	CHECK(net->sink.frames == 2 && net->sink.bad_frames == 1, "wrong sequence: 2 good, 1 bad (bad %llu)",
-	      (unsigned long long)net->sink.bad_frames);
-	CHECK(strstr(net->sink.first_error, "sequence 5 where 2 was due") != NULL, "first_error: \"%s\"",
-	      net->sink.first_error);
+	CHECK(sink()->frames == 2 && sink()->bad_frames == 1, "wrong sequence: 2 good, 1 bad (bad %llu)",
+	      (unsigned long long)sink()->bad_frames);
+	CHECK(strstr(sink()->first_error, "sequence 5 where 2 was due") != NULL, "first_error: \"%s\"",
+	      sink()->first_error);
 	CHECK(vr.used->idx == 3 && !net->mmio.needs_reset, "a bad frame is not a broken ring");
 	/* the right one still goes through, then a payload byte flipped */
 	guest_send(2, 100, ONE_DESC, NULL);
 	guest_send(3, 100, ONE_DESC, &frame);
 	frame[40] ^= 0x01;                      /* payload byte 40 - 22 = 18: word 2 */
 	net_tx_on_notify(net);
-	CHECK(net->sink.frames == 3 && net->sink.bad_frames == 2, "seq 2 good, corrupted seq 3 bad (%llu bad)",
-	      (unsigned long long)net->sink.bad_frames);
-	CHECK(strstr(net->sink.first_error, "sequence") != NULL, "first_error keeps the first reason");
+	CHECK(sink()->frames == 3 && sink()->bad_frames == 2, "seq 2 good, corrupted seq 3 bad (%llu bad)",
+	      (unsigned long long)sink()->bad_frames);
+	CHECK(strstr(sink()->first_error, "sequence") != NULL, "first_error keeps the first reason");
 
 	/* payload corruption as the first error, in a full word and in the cut tail */
 	setup(HOST_TIMER_REARM, false, false);
 	guest_send(0, 100, TWO_DESCS, &frame);
 	frame[40] ^= 0x80;
 	net_tx_on_notify(net);
-	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "payload mismatch in frame 0 at byte 16"),
-	      "corrupted payload byte 18 -> \"%s\"", net->sink.first_error);
+	CHECK(sink()->bad_frames == 1 && strstr(sink()->first_error, "payload mismatch in frame 0 at byte 16"),
+	      "corrupted payload byte 18 -> \"%s\"", sink()->first_error);
 	setup(HOST_TIMER_REARM, false, false);
 	guest_send(0, 100, ONE_DESC, &frame);   /* payload 78 = 9 words + 6 bytes */
 	frame[99] ^= 0xff;                      /* the last byte: in the tail at 72 */
 	net_tx_on_notify(net);
-	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "payload mismatch in frame 0 at byte 72"),
-	      "corrupted tail byte -> \"%s\"", net->sink.first_error);
+	CHECK(sink()->bad_frames == 1 && strstr(sink()->first_error, "payload mismatch in frame 0 at byte 72"),
+	      "corrupted tail byte -> \"%s\"", sink()->first_error);
 	setup(HOST_TIMER_REARM, false, false);
 	guest_send(0, 100, ONE_DESC, &frame);
 	frame[13] = 0x00;                       /* ethertype 0x8800 */
 	net_tx_on_notify(net);
-	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "ethertype 0x8800"),
-	      "wrong ethertype -> \"%s\"", net->sink.first_error);
+	CHECK(sink()->bad_frames == 1 && strstr(sink()->first_error, "ethertype 0x8800"),
+	      "wrong ethertype -> \"%s\"", sink()->first_error);
 	setup(HOST_TIMER_REARM, false, false);
 	guest_send(0, LKVM_FRAME_HDR, ONE_DESC, NULL);   /* no payload at all */
 	net_tx_on_notify(net);
-	CHECK(net->sink.bad_frames == 1 && strstr(net->sink.first_error, "runt"), "runt frame -> \"%s\"",
-	      net->sink.first_error);
+	CHECK(sink()->bad_frames == 1 && strstr(sink()->first_error, "runt"), "runt frame -> \"%s\"",
+	      sink()->first_error);
 }
 
 /* One frame as a direct chain cut at `cuts` (offsets from the start of the
@@ -438,19 +446,19 @@ static void test_sink_in_place(void)
 	for (unsigned a = 0; a <= total; a++)
 		for (unsigned b = a; b <= total; b += 3) {
 			unsigned cuts[2] = { a, b };
-			uint64_t good = net->sink.frames;
+			uint64_t good = sink()->frames;
 
 			guest_send_cut(seq++, len, cuts, 2);
 			net_tx_on_notify(net);
 			cases++;
-			if (net->sink.frames != good + 1 && !wrong++) {
+			if (sink()->frames != good + 1 && !wrong++) {
 				first_a = a, first_b = b;
-				snprintf(first_got, sizeof(first_got), "%s", net->sink.first_error);
+				snprintf(first_got, sizeof(first_got), "%s", sink()->first_error);
 			}
 		}
-	CHECK(!wrong && net->sink.bad_frames == 0 && net->sink.payload_bytes == (uint64_t)cases * 78,
+	CHECK(!wrong && sink()->bad_frames == 0 && sink()->payload_bytes == (uint64_t)cases * 78,
 	      "%u frames, each cut twice anywhere (empty buffers too): all good, %llu payload bytes "
-	      "(first wrong: cuts %u,%u \"%s\")", cases, (unsigned long long)net->sink.payload_bytes, first_a,
+	      "(first wrong: cuts %u,%u \"%s\")", cases, (unsigned long long)sink()->payload_bytes, first_a,
 	      first_b, first_got);
 
 	/* one flipped bit at every byte, the frame cut in three around it: the
@@ -473,13 +481,13 @@ static void test_sink_in_place(void)
 			word = (k - HDR - LKVM_FRAME_HDR) / 8;
 			snprintf(expect, sizeof(expect), "payload mismatch in frame 0 at byte %u", 8 * word);
 		}
-		if (!strcmp(expect, "ok") ? net->sink.frames != 1 || net->sink.bad_frames
-					  : net->sink.bad_frames != 1 || !strstr(net->sink.first_error, expect) ||
-					    (strstr(expect, "byte") && strcmp(strstr(net->sink.first_error, "byte"),
+		if (!strcmp(expect, "ok") ? sink()->frames != 1 || sink()->bad_frames
+					  : sink()->bad_frames != 1 || !strstr(sink()->first_error, expect) ||
+					    (strstr(expect, "byte") && strcmp(strstr(sink()->first_error, "byte"),
 									  strstr(expect, "byte")))) {
 			if (!wrong++)
 				snprintf(first_got, sizeof(first_got), "byte %u: want \"%s\", got \"%.200s\"", k, expect,
-					 net->sink.first_error);
+					 sink()->first_error);
 		}
 	}
 	CHECK(!wrong, "a bit flipped at each of the %u bytes: the whole frame's verdict, where it was cut "
@@ -491,9 +499,9 @@ static void test_sink_in_place(void)
 	frame[60] ^= 1;
 	guest_send(1, 100, TWO_DESCS, NULL);
 	net_tx_on_notify(net);
-	CHECK(net->sink.frames == 1 && net->sink.bad_frames == 1 && net->sink.next_seq == 2,
+	CHECK(sink()->frames == 1 && sink()->bad_frames == 1 && sink()->next_seq == 2,
 	      "payload bad in frame 0: frame 1 is still the one due and good (next_seq %llu)",
-	      (unsigned long long)net->sink.next_seq);
+	      (unsigned long long)sink()->next_seq);
 }
 
 static void test_hostile(void)
@@ -506,7 +514,7 @@ static void test_hostile(void)
 	vr.avail->idx++;
 	irqs();
 	CHECK(net_tx_on_notify(net), "a good chain before the hostile one is still drained (returns true)");
-	CHECK(vr.used->idx == 1 && net->sink.frames == 1, "used idx 1, 1 good frame");
+	CHECK(vr.used->idx == 1 && sink()->frames == 1, "used idx 1, 1 good frame");
 	CHECK(net->mmio.needs_reset && (net->mmio.status & VIRTIO_CONFIG_S_NEEDS_RESET) &&
 	      (net->mmio.interrupt_status & VIRTIO_MMIO_INT_CONFIG), "device marked DEVICE_NEEDS_RESET + config irq");
 	CHECK(strstr(net->mmio.error, "virtio-net: net transmit queue: head index 16 >= ring size 16") &&
@@ -524,7 +532,7 @@ static void test_hostile(void)
 	vr.avail->idx = 1;
 	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && strstr(net->mmio.error, "loops"),
 	      "a looping chain: nothing drained, needs reset: \"%s\"", net->mmio.error);
-	CHECK(net->sink.frames == 0 && vr.used->idx == 0, "nothing reached the sink");
+	CHECK(sink()->frames == 0 && vr.used->idx == 0, "nothing reached the sink");
 }
 
 /* The guest resets the device (Status = 0) while the host has it suppressed
@@ -607,9 +615,9 @@ static void test_recovery(void)
 	send_frames(2, TWO_DESCS);              /* seq 3, 4: the sink's count goes on */
 	CHECK(net_tx_on_notify(net) && vr.used->idx == 2 && no_notify(),
 	      "after the reset the queue drains and suppresses again (used idx %u)", vr.used->idx);
-	CHECK(net->sink.frames == 5 && net->sink.bad_frames == 0 && net->st.buffers_by_notify == 5,
+	CHECK(sink()->frames == 5 && sink()->bad_frames == 0 && net->st.buffers_by_notify == 5,
 	      "sink: 5 good frames in order across the reset (bad %llu: %s)",
-	      (unsigned long long)net->sink.bad_frames, net->sink.first_error);
+	      (unsigned long long)sink()->bad_frames, sink()->first_error);
 
 	/* a ring the guest broke: NEEDS_RESET, then reset and enable again */
 	vr.avail->ring[vr.avail->idx % NUM] = NUM;   /* head 16 in a ring of 16 */
@@ -625,7 +633,7 @@ static void test_recovery(void)
 	CHECK(tx->ready && !tx->broken && net_tx_on_notify(net) && vr.used->idx == 4 && no_notify(),
 	      "after the broken ring's reset the queue drains again (used idx %u, err \"%s\")", vr.used->idx,
 	      tx->error);
-	CHECK(net->sink.frames == 9 && net->sink.bad_frames == 0 && !net->mmio.needs_reset,
+	CHECK(sink()->frames == 9 && sink()->bad_frames == 0 && !net->mmio.needs_reset,
 	      "sink: 9 good frames, the device healthy");
 }
 
@@ -651,7 +659,7 @@ static void test_tx_chain_cap(void)
 	send_one_chain(HDR + 65535);
 	CHECK(net_tx_on_notify(net) && !net->mmio.needs_reset && vr.used->idx == 1,
 	      "no offloads: a chain of 12 + 65535 bytes is taken (err \"%s\")", net->mmio.error);
-	CHECK(net->sink.bad_frames == 1 && net->sink.frames == 0, "(the sink checks it and finds it is no lkvm frame)");
+	CHECK(sink()->bad_frames == 1 && sink()->frames == 0, "(the sink checks it and finds it is no lkvm frame)");
 	send_one_chain(HDR + 65536);
 	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && vr.used->idx == 1 && net->mmio.errors == 1,
 	      "no offloads: a chain of 12 + 65536 bytes breaks the ring, nothing taken");
@@ -677,7 +685,7 @@ static void test_tx_chain_cap(void)
 		vr.avail->ring[i] = 0;
 	}
 	vr.avail->idx = NUM;
-	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && net->sink.frames + net->sink.bad_frames == 0 &&
+	CHECK(!net_tx_on_notify(net) && net->mmio.needs_reset && sink()->frames + sink()->bad_frames == 0 &&
 	      net->st.descriptors == 0, "every slot a chain of %u x all of RAM: refused, the sink saw nothing", NUM);
 }
 
@@ -714,7 +722,7 @@ static void test_budget(void)
 	      net->st.notifies_empty == 0, "no notify, wakeup or timeout was invented by the continuations");
 	net_tx_on_continue(net);
 	CHECK(net->st.continuations == 2 && vr.used->idx == 10, "nothing to continue: a continue call does nothing");
-	CHECK(net->sink.frames == 10 && net->sink.bad_frames == 0 && net->sink.next_seq == 10,
+	CHECK(sink()->frames == 10 && sink()->bad_frames == 0 && sink()->next_seq == 10,
 	      "nothing lost: 10 good frames in order across three rounds");
 	for (unsigned i = 0; i < 10; i++)
 		if (vr.used->ring[i].id != i)
@@ -729,9 +737,9 @@ static void test_budget(void)
 	CHECK(vr.used->idx == 16 && !net_tx_continuing(net) && net->st.timeouts == 1 && net->st.timer_drains_work == 1 &&
 	      net->st.buffers_by_timer == 6 && net->st.continuations == 3,
 	      "its continuation takes 2: 1 timeout, 6 by timer, 3 continuations");
-	CHECK(net->st.buffers_by_notify + net->st.buffers_by_timer == net->sink.frames + net->sink.bad_frames,
+	CHECK(net->st.buffers_by_notify + net->st.buffers_by_timer == sink()->frames + sink()->bad_frames,
 	      "by_notify + by_timer = frames (%llu + %llu = %llu)", (unsigned long long)net->st.buffers_by_notify,
-	      (unsigned long long)net->st.buffers_by_timer, (unsigned long long)net->sink.frames);
+	      (unsigned long long)net->st.buffers_by_timer, (unsigned long long)sink()->frames);
 
 	/* the byte weight: 472-byte chains (12 + 460), 1000 bytes per round ->
 	 * the round ends with the chain that reaches it, the third */
@@ -743,7 +751,7 @@ static void test_budget(void)
 	      "byte budget 1000, chains of 472: the round ends after 3 (used idx %u)", vr.used->idx);
 	net_tx_on_continue(net);
 	net_tx_on_continue(net);
-	CHECK(vr.used->idx == 7 && !net_tx_continuing(net) && net->sink.frames == 7 && net->st.continuations == 2,
+	CHECK(vr.used->idx == 7 && !net_tx_continuing(net) && sink()->frames == 7 && net->st.continuations == 2,
 	      "two continuations take 3 and 1: all 7 good (used idx %u)", vr.used->idx);
 
 	/* exactly the budget available: the round stops, but nothing is left */
@@ -800,7 +808,7 @@ static void test_budget_vcpu_poll(void)
 		net_vcpu_poll(net);
 		rounds++;
 	}
-	CHECK(rounds == 3 && vr.used->idx == 10 && net->st.continuations == 3 && net->sink.frames == 10,
+	CHECK(rounds == 3 && vr.used->idx == 10 && net->st.continuations == 3 && sink()->frames == 10,
 	      "net_vcpu_poll takes one round per call: 3 rounds after the notify's, 10 frames (%u rounds)", rounds);
 	net_vcpu_poll(net);
 	CHECK(net->st.continuations == 3 && net->st.timeouts == 0, "with nothing pending it does nothing");

@@ -127,10 +127,13 @@ static uint64_t gpa_of(const void *p)
 	return (uint64_t)((const uint8_t *)p - ram.host);
 }
 
-/* Program queue q's size and ring addresses (not QueueReady). */
+/* Program queue q's size and ring addresses (not QueueReady), over rings
+ * zeroed as a driver's fresh allocation is. */
 static void program_queue(unsigned q, uint32_t num)
 {
 	struct vring vr = ring_of(q);
+
+	memset(vr.desc, 0, vring_size(NUM, 4096));
 
 	wr(VIRTIO_MMIO_QUEUE_SEL, q);
 	wr(VIRTIO_MMIO_QUEUE_NUM, num);
@@ -428,11 +431,13 @@ static void test_queue_registers(void)
 		      "%s: the queue is unchanged", what);
 		expect_refused(what, v, "ready");
 	}
+	/* QueueReady=0 is the driver's "stop using the queue" (4.2.2.2): no
+	 * violation; test_spec_queue_stop has the rest. */
 	v = dev->violations;
 	irqs();
 	wr(VIRTIO_MMIO_QUEUE_READY, 0);
-	CHECK(dev->vqs[1].ready, "QueueReady=0 on a ready queue: still ready (only a reset takes it down)");
-	expect_refused("QueueReady=0 on a ready queue", v, "ready");
+	CHECK(!dev->vqs[1].ready && rd(VIRTIO_MMIO_QUEUE_READY) == 0 && dev->violations == v && irqs() == 0,
+	      "QueueReady=0 on a ready queue: stopped, reads back 0, not a violation (virtio 1.2, 4.2.2.2)");
 
 	/* after DRIVER_OK, on a queue the driver never set up */
 	driver_init(TO_FEATURES_OK);
@@ -515,27 +520,34 @@ static void test_broken_queue(void)
 	for (int k = 0; k < 2; k++) {
 		v = dev->violations;
 		wr(VIRTIO_MMIO_QUEUE_READY, 0);
-		expect_refused("QueueReady=0 on the broken live queue", v, "DRIVER_OK");
+		CHECK(dev->violations == v && irqs() == 0 && dev->vqs[1].broken,
+		      "QueueReady=0 on the broken live queue: allowed (4.2.2.2), no violation, still broken");
 		v = dev->violations;
 		wr(VIRTIO_MMIO_QUEUE_READY, 1);
 		expect_refused("QueueReady=1 on the broken live queue", v, "DRIVER_OK");
 		CHECK(dev->vqs[1].broken, "the queue is still broken");
 	}
 
-	/* the same revival before DRIVER_OK: the queue was ready, then broken */
+	/* a chain published before DRIVER_OK waits for it (2.1.2), then breaks the queue */
 	driver_init(TO_QUEUES);
 	irqs();
-	break_tx_ring();     /* a notify before DRIVER_OK still reaches a ready queue's walker */
+	break_tx_ring();     /* held until DRIVER_OK (2.1.2): not walked yet */
+	CHECK(!dev->vqs[1].broken && !dev->needs_reset && irqs() == 0,
+	      "a hostile chain and a notify before DRIVER_OK: not walked, nothing broken");
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK | S_DOK);
+	CHECK(dev->vqs[1].broken && dev->needs_reset && irqs() == 1,
+	      "DRIVER_OK passes the early notify on: the chain is walked and breaks the queue");
 	wr(VIRTIO_MMIO_INTERRUPT_ACK, rd(VIRTIO_MMIO_INTERRUPT_STATUS));
 	irqs();
 	wr(VIRTIO_MMIO_QUEUE_SEL, 1);
-	if (dev->vqs[1].broken) {
+	{
 		v = dev->violations;
 		wr(VIRTIO_MMIO_QUEUE_READY, 0);
-		expect_refused("QueueReady=0 on a broken ready queue before DRIVER_OK", v, "broken");
+		CHECK(dev->violations == v && dev->vqs[1].broken,
+		      "QueueReady=0 on a broken queue after DRIVER_OK: no violation, still broken");
 		v = dev->violations;
 		wr(VIRTIO_MMIO_QUEUE_READY, 1);
-		expect_refused("QueueReady=1 on a broken ready queue before DRIVER_OK", v, "broken");
+		expect_refused("QueueReady=1 on the queue the replayed notify broke", v, "DRIVER_OK");
 		CHECK(dev->vqs[1].broken, "the queue is still broken");
 	}
 }
@@ -915,6 +927,196 @@ static void test_console_input(void)
 	close(in_pipe[1]);
 }
 
+/* ---- what the device may do in each device status (virtio 1.2) ---- */
+
+/* One console output chain "hi\n" at head 0 of queue 1, published (avail idx
+ * 1) and notified.  Returns the ring. */
+static struct vring publish_hello(void)
+{
+	struct vring vr = ring_of(1);
+
+	memcpy(ram.host + BUF_GPA, "hi\n", 3);
+	vr.desc[0] = (struct vring_desc){ .addr = BUF_GPA, .len = 3 };
+	vr.avail->ring[0] = 0;
+	__atomic_store_n(&vr.avail->idx, 1, __ATOMIC_RELEASE);
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	return vr;
+}
+
+/*
+ * 2.1.2: "The device MUST NOT consume buffers or send any used buffer
+ * notifications to the driver before DRIVER_OK."  A queue is ready from
+ * QueueReady = 1 on, but held until DRIVER_OK: a notify, and a device
+ * thread's own look (the ioeventfd path: vq_pop_avail), take nothing and
+ * raise nothing.  DRIVER_OK (3.1.1 step 8, "the device is live") passes the
+ * notify on, so a queue the driver populated early (step 7) is served; a
+ * queue nobody notified is left alone (no notify the guest never sent).
+ */
+static void test_spec_nothing_before_driver_ok(void)
+{
+	uint8_t got[64];
+	struct vring vr;
+	int n;
+
+	fresh_device();
+	driver_init(TO_QUEUES);
+	drain_pipe(got, sizeof(got));
+	irqs();
+	vr = publish_hello();
+	n = drain_pipe(got, sizeof(got));
+	CHECK(vr.used->idx == 0 && n == 0 && con->bytes_out == 0 && irqs() == 0 &&
+	      !(rd(VIRTIO_MMIO_INTERRUPT_STATUS) & VIRTIO_MMIO_INT_VRING),
+	      "2.1.2: a notify before DRIVER_OK consumes nothing (used idx %u, %d bytes out) and raises nothing",
+	      vr.used->idx, n);
+	pthread_mutex_lock(&dev->lock);
+	CHECK(dev->vqs[1].held && vq_pop_avail(&dev->vqs[1], &con->rx_chain) == 0 && !vq_has_avail(&dev->vqs[1]),
+	      "2.1.2: a device thread's own look at a held queue finds nothing (the ioeventfd path)");
+	pthread_mutex_unlock(&dev->lock);
+	CHECK(rd(VIRTIO_MMIO_QUEUE_READY) == 1 && dev->violations == 0,
+	      "the held queue still reads ready: holding it is the device's business");
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK | S_DOK);
+	n = drain_pipe(got, sizeof(got));
+	CHECK(!dev->vqs[1].held && vr.used->idx == 1 && n == 3 && !memcmp(got, "hi\n", 3) && irqs() == 1,
+	      "3.1.1: at DRIVER_OK the early chain is served (used idx %u, %d bytes) and signalled", vr.used->idx, n);
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, rd(VIRTIO_MMIO_INTERRUPT_STATUS));
+
+	/* published early but never notified: DRIVER_OK invents no notify */
+	driver_init(TO_QUEUES);
+	vr = ring_of(1);
+	memcpy(ram.host + BUF_GPA, "no\n", 3);
+	vr.desc[0] = (struct vring_desc){ .addr = BUF_GPA, .len = 3 };
+	vr.avail->ring[0] = 0;
+	__atomic_store_n(&vr.avail->idx, 1, __ATOMIC_RELEASE);
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK | S_DOK);
+	CHECK(vr.used->idx == 0 && drain_pipe(got, sizeof(got)) == 0,
+	      "DRIVER_OK without an early notify: nothing is walked until the driver notifies");
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	CHECK(vr.used->idx == 1 && drain_pipe(got, sizeof(got)) == 3, "its notify after DRIVER_OK is served");
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, rd(VIRTIO_MMIO_INTERRUPT_STATUS));
+}
+
+/*
+ * 4.2.2.2: "To stop using the queue the driver MUST write zero (0x0) to
+ * QueueReady and MUST read the value back" -- allowed at any status, Linux's
+ * vm_del_vq does it after a reset.  4.2.2.1: "The device MUST NOT access
+ * virtual queue contents when QueueReady is zero."
+ */
+static void test_spec_queue_stop(void)
+{
+	uint8_t got[64];
+	struct vring vr;
+	uint64_t v;
+
+	fresh_device();
+	driver_init(TO_DRIVER_OK);
+	wr(VIRTIO_MMIO_STATUS, 0);
+	irqs();
+	v = dev->violations;
+	for (unsigned q = 0; q < 2; q++) {
+		wr(VIRTIO_MMIO_QUEUE_SEL, q);
+		wr(VIRTIO_MMIO_QUEUE_READY, 0);
+		CHECK(rd(VIRTIO_MMIO_QUEUE_READY) == 0, "4.2.2.2: queue %u: QueueReady=0 after a reset reads back 0", q);
+	}
+	CHECK(dev->violations == v && !dev->needs_reset && irqs() == 0,
+	      "4.2.2.2: Linux's vm_del_vq after a reset is no violation (status 0x%x)", rd(VIRTIO_MMIO_STATUS));
+
+	driver_init(TO_DRIVER_OK);
+	drain_pipe(got, sizeof(got));
+	irqs();
+	v = dev->violations;
+	wr(VIRTIO_MMIO_QUEUE_SEL, 1);
+	wr(VIRTIO_MMIO_QUEUE_READY, 0);
+	CHECK(rd(VIRTIO_MMIO_QUEUE_READY) == 0 && dev->violations == v && !dev->needs_reset,
+	      "4.2.2.2: a live queue stopped: reads back 0, no violation");
+	CHECK(dev->vqs[1].num == NUM && dev->vqs[1].desc_gpa == gpa_of(ring_of(1).desc),
+	      "the stopped queue's registers are kept");
+	vr = publish_hello();
+	CHECK(vr.used->idx == 0 && drain_pipe(got, sizeof(got)) == 0 && irqs() == 0 && con->bytes_out == 0,
+	      "4.2.2.1: a stopped queue's ring is not touched: nothing consumed after a notify");
+	v = dev->violations;
+	wr(VIRTIO_MMIO_QUEUE_READY, 1);
+	expect_refused("QueueReady=1 on a stopped queue after DRIVER_OK", v, "DRIVER_OK");
+	CHECK(!dev->vqs[1].ready, "a stopped queue comes back only through a reset");
+}
+
+/*
+ * Before FEATURES_OK the device refuses what needs settled features: queue
+ * registers (3.1.1: queues are set up after FEATURES_OK; their ring layout
+ * and event marks follow the features).  From FEATURES_OK on it refuses
+ * feature writes (3.1.1 step 5: "the driver MUST NOT accept new feature bits
+ * after this step"), and it does not set FEATURES_OK for features it did not
+ * offer (2.2.2: it "MUST fail to set the FEATURES_OK device status bit").
+ */
+static void test_spec_features_ok(void)
+{
+	static const uint32_t queue_regs[] = {
+		VIRTIO_MMIO_QUEUE_NUM, VIRTIO_MMIO_QUEUE_DESC_LOW, VIRTIO_MMIO_QUEUE_AVAIL_LOW,
+		VIRTIO_MMIO_QUEUE_USED_LOW, VIRTIO_MMIO_QUEUE_READY,
+	};
+	uint64_t v, f;
+
+	fresh_device();
+	driver_init(TO_DRIVER);
+	wr(VIRTIO_MMIO_QUEUE_SEL, 1);
+	for (unsigned i = 0; i < sizeof(queue_regs) / sizeof(queue_regs[0]); i++) {
+		v = dev->violations;
+		irqs();
+		wr(queue_regs[i], queue_regs[i] == VIRTIO_MMIO_QUEUE_READY ? 1 : 0x40);
+		CHECK(!dev->vqs[1].ready && dev->vqs[1].num == 0 && dev->vqs[1].desc_gpa == 0 &&
+		      dev->vqs[1].avail_gpa == 0 && dev->vqs[1].used_gpa == 0,
+		      "3.1.1: queue register 0x%x before FEATURES_OK changes nothing", queue_regs[i]);
+		expect_refused("a queue register before FEATURES_OK", v, "before FEATURES_OK");
+	}
+
+	driver_init(TO_FEATURES_OK);
+	f = dev->driver_features;
+	v = dev->violations;
+	irqs();
+	write_features(0);
+	CHECK(dev->driver_features == f, "3.1.1: DriverFeatures after FEATURES_OK changes nothing");
+	CHECK(dev->violations == v + 2, "3.1.1: both words refused and counted (%llu)",
+	      (unsigned long long)(dev->violations - v));
+	wr(VIRTIO_MMIO_INTERRUPT_ACK, rd(VIRTIO_MMIO_INTERRUPT_STATUS));
+
+	driver_init(TO_DRIVER);
+	write_features(split_features() | 1ull << VIRTIO_RING_F_EVENT_IDX);   /* never offered by the console */
+	wr(VIRTIO_MMIO_STATUS, S_ACK | S_DRV | S_FOK);
+	CHECK(!(rd(VIRTIO_MMIO_STATUS) & S_FOK), "2.2.2: FEATURES_OK not set for a feature the device never offered");
+}
+
+/*
+ * After DEVICE_NEEDS_RESET: 2.1.2, "If DRIVER_OK is set, after it sets
+ * DEVICE_NEEDS_RESET, the device MUST send a device configuration change
+ * notification"; the bit stays until the driver resets the device (a status
+ * write cannot clear it), the broken queue is never walked again, and the
+ * reset (2.1.2: "initialize device status to 0 upon reset"; 4.2.2.1: "clear
+ * all bits in InterruptStatus and ready bits in the QueueReady register for
+ * all queues") clears all of it.
+ */
+static void test_spec_needs_reset(void)
+{
+	uint64_t e;
+	uint32_t st;
+
+	fresh_device();
+	driver_init(TO_DRIVER_OK);
+	irqs();
+	e = dev->errors;
+	break_tx_ring();
+	CHECK((rd(VIRTIO_MMIO_STATUS) & S_RESET) && (rd(VIRTIO_MMIO_INTERRUPT_STATUS) & VIRTIO_MMIO_INT_CONFIG) &&
+	      irqs() == 1, "2.1.2: NEEDS_RESET after DRIVER_OK comes with a configuration change notification");
+	st = rd(VIRTIO_MMIO_STATUS);
+	wr(VIRTIO_MMIO_STATUS, st & ~S_RESET);
+	CHECK(rd(VIRTIO_MMIO_STATUS) & S_RESET, "2.1.2: writing the status back without the bit leaves NEEDS_RESET set");
+	wr(VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	CHECK(dev->errors == e + 1 && dev->vqs[1].broken,
+	      "the broken queue is not walked again: still one error (%llu)", (unsigned long long)(dev->errors - e));
+	wr(VIRTIO_MMIO_STATUS, 0);
+	CHECK(rd(VIRTIO_MMIO_STATUS) == 0 && rd(VIRTIO_MMIO_INTERRUPT_STATUS) == 0 && !dev->vqs[0].ready &&
+	      !dev->vqs[1].ready && !dev->vqs[1].broken && !lines.level[dev->gsi],
+	      "2.1.2, 4.2.2.1: the reset: status 0, InterruptStatus 0, every QueueReady 0, the line low");
+}
+
 int main(void)
 {
 	if (gmem_map(&ram, MEM_SIZE) < 0) {
@@ -945,6 +1147,10 @@ int main(void)
 	test_console_output_rounds();
 	test_console_packed();
 	test_console_input();
+	test_spec_nothing_before_driver_ok();
+	test_spec_queue_stop();
+	test_spec_features_ok();
+	test_spec_needs_reset();
 	/* con, its lock and the fake RAM stay: the detached input thread may
 	 * still be on its way out, and the process ends here anyway. */
 	return check_summary();
