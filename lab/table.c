@@ -833,11 +833,6 @@ static int apply_preset(struct table *t, const char *name, bool workload_given, 
 
 #define TABLE(field) offsetof(struct table, field)
 
-static bool parse_icosts_opt(const char *arg, void *opts)
-{
-	return parse_icosts(opts, arg) == 0;
-}
-
 static bool parse_model(const char *arg, void *opts)
 {
 	struct table *t = opts;
@@ -902,7 +897,9 @@ static const struct opt table_opts[] = {
 	  .help = "comma-separated rows instead of the default sweep, e.g. 10,64,dynamic,always,event-idx (notify; "
 		  "cost: default 40,dynamic,always,event-idx; layout: default 10,20,40,64,100,dynamic,always,event, "
 		  "where event is event-idx on split and event-desc on packed) or never,threshold (indirect)" },
-	{ OPT_CUSTOM, "indirect-costs", "LIST", OPT_NO_FIELD, .parse = parse_icosts_opt,
+	/* Checked after parsing, by parse_icosts, which says what is wrong with
+	 * which cost in its one line. */
+	{ OPT_STRING, "indirect-costs", "LIST", TABLE(icosts_arg),
 	  .accepts = "ns ascending, each 0 to 1000000, at most 16",
 	  .help = "indirect: sweep the guest's cost of building a table, e.g. 0,100,250,500,1000 (each row runs "
 		  "with --indirect-cost-ns=N); prints where threshold overtakes always" },
@@ -973,6 +970,8 @@ static int apply_workload_net(struct table *t)
 	const char *net = t->net_arg;
 	int rc;
 
+	if (t->icosts_arg && (rc = parse_icosts(t, t->icosts_arg)))
+		return rc;
 	/* --model thread is --vm none --model threaded, and says so. */
 	if (t->model_thread) {
 		if (t->vm_given && strcmp(t->vm, "none"))
@@ -1151,7 +1150,11 @@ static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep
 static bool run_sweep(struct table *t)
 {
 	struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
-	bool failed = false, rounds = t->nicosts != 0 || modern_experiment(t);
+	/* The cost sweep, the preset's table and the poll and coalesce
+	 * experiments, whose numbers are compared across rows, run in
+	 * interleaved rounds, so that a machine whose speed drifts moves every
+	 * row alike instead of a few rows' samples. */
+	bool failed = false, rounds = t->nicosts != 0 || t->preset || modern_experiment(t);
 	unsigned nrounds = rounds ? t->repeat : 1, per_turn = rounds ? 1 : t->repeat;
 
 	sigaction(SIGINT, &sa, NULL);

@@ -62,6 +62,7 @@ struct table {
 	const char *rows_arg;       /* --rows as given, or NULL: the experiment's own */
 	const char *net_arg;        /* --net as given, or NULL */
 	const char *preset_arg;     /* --preset as given, or NULL: the experiment's own */
+	const char *icosts_arg;     /* --indirect-costs as given (parsed into icosts), or NULL */
 	bool model_given;           /* --model was given */
 	bool model_thread;          /* --model thread: the old spelling of --vm none --model threaded */
 	bool vm_given;              /* --vm was given */

@@ -136,13 +136,13 @@ name_pattern="needs a VM"
 check "--model thread --fault triple: refused" refused fault --model thread --fault triple
 name_pattern="only with --vm none"
 check "--exit-cost-ns without --vm none: refused" refused cost --exit-cost-ns 10
-name_pattern="0..10000000"
+name_pattern="--exit-cost-ns '1x': expected 0 to 10000000"
 check "--exit-cost-ns junk: refused" refused junk --model thread --exit-cost-ns 1x
-name_pattern="--indirect-cost-ns '1000001': give 0..1000000"
+name_pattern="--indirect-cost-ns '1000001': expected 0 to 1000000"
 check "--indirect-cost-ns above 1 ms: refused" refused icost --model thread --indirect always --indirect-cost-ns 1000001
-name_pattern="--indirect-cost-ns '5us': give 0..1000000"
+name_pattern="--indirect-cost-ns '5us': expected 0 to 1000000"
 check "--indirect-cost-ns junk: refused" refused icostjunk --model thread --indirect-cost-ns 5us
-name_pattern="--indirect-cold-lines '2000': give 0..1024"
+name_pattern="--indirect-cold-lines '2000': expected 0 to 1024"
 check "--indirect-cold-lines above 1024: refused" refused cold --model thread --indirect-cold-lines 2000
 name_pattern="give --mem 128M or more"
 check "--indirect-cold-lines with too little RAM: refused" refused coldmem --model thread --indirect-cold-lines 4 --mem 64M
