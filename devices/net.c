@@ -49,6 +49,7 @@
 #include "lkvm_frame.h"
 #include "thread_pin.h"
 #include "trace_ring.h"
+#include "virtio_net_coal.h"
 
 /* vhost-net's weights (VHOST_NET_PKT_WEIGHT, VHOST_NET_WEIGHT).  A round
  * copies at most 512 KiB plus one chain; with chains at the cap the byte
@@ -100,6 +101,7 @@ static uint64_t net_tx_drain(struct net *net, enum lkvm_trace_cause cause)
 {
 	struct vq *vq = &net->mmio.vqs[NET_TX];
 	uint64_t n = 0, bytes = 0, t0 = net->trace ? __builtin_ia32_rdtsc() : 0;
+	bool coal = net_coal_negotiated(net);   /* then each used buffer is weighed on its own */
 	int rc = 0;
 
 	/* Features are fixed once the queue is live, so this is the cap the
@@ -118,9 +120,12 @@ static uint64_t net_tx_drain(struct net *net, enum lkvm_trace_cause cause)
 		net->st.buffers_indirect += net->chain.indirect;
 		net->st.descriptors += net->chain.count;
 		vq_push_used(vq, net->chain.head, 0);
+		if (coal)
+			net_coal_used(net, NET_TX);
 		bytes += net->chain.out_len + net->chain.in_len;
 		n++;
 	}
+	net->drain_bytes = bytes;
 	if (rc < 0)
 		virtio_mmio_fail(&net->mmio, vq->error);
 	else if (rc > 0)        /* stopped by the budget, not by an empty ring */
@@ -131,13 +136,90 @@ static uint64_t net_tx_drain(struct net *net, enum lkvm_trace_cause cause)
 			      (uint32_t)(__builtin_ia32_rdtsc() - t0), cause);
 	if (n) {
 		net->st.t_last = monotonic_seconds();
-		if (vq_should_interrupt(vq)) {
+		if (!coal && vq_should_interrupt(vq)) {
 			net->st.interrupts++;
 			trace_emit(net->trace, LKVM_TR_IRQ_RAISE, NET_TX, 0, 0, 0);
 			virtio_mmio_signal_used(&net->mmio);
 		}
 	}
 	return n;
+}
+
+/*
+ * Notification coalescing (virtio 1.3; the rules in net_coal.h).  Without
+ * it, a drain ends with one interrupt decision for all it returned; with
+ * it, every used buffer is counted, and the used buffer notification goes
+ * out when net_coal says the conditions are met -- and then only if the
+ * driver has not suppressed it (R8: vq_should_interrupt reads its flag or
+ * used_event over everything returned since the last decision).  The time
+ * limit is a timerfd on the device thread's epoll, set to the earliest
+ * queue's deadline; its expiry runs net_coal_expired.
+ */
+bool net_coal_negotiated(const struct net *net)
+{
+	return virtio_mmio_has_feature(&net->mmio, VIRTIO_NET_F_NOTF_COAL) ||
+	       virtio_mmio_has_feature(&net->mmio, VIRTIO_NET_F_VQ_NOTF_COAL);
+}
+
+static void net_used_notify(struct net *net, unsigned q)
+{
+	if (!vq_should_interrupt(&net->mmio.vqs[q]))
+		return;
+	if (q == NET_TX)
+		net->st.interrupts++;
+	else
+		net->rx.interrupts++;
+	trace_emit(net->trace, LKVM_TR_IRQ_RAISE, q, 0, 0, 0);
+	virtio_mmio_signal_used(&net->mmio);
+}
+
+/* Move coal_fd to the earliest pending deadline, if that is earlier than
+ * where it is set (a later one is handled when it fires). */
+static void net_coal_arm(struct net *net)
+{
+	uint64_t due = 0;
+
+	for (unsigned q = 0; q < NET_COAL_QUEUES; q++) {
+		uint64_t d = net_coal_deadline(&net->coal, q);
+
+		if (d && (!due || d < due))
+			due = d;
+	}
+	if (!due || net->coal_fd < 0 || (net->coal_timer_set && net->coal_timer_set <= due))
+		return;
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(due / 1000000000u), .tv_nsec = (long)(due % 1000000000u) },
+	};
+	net->coal_timer_set = due;
+	timerfd_settime(net->coal_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+void net_coal_used(struct net *net, unsigned q)
+{
+	if (net_coal_packet(&net->coal, q, monotonic_ns()))
+		net_used_notify(net, q);
+	else
+		net_coal_arm(net);
+}
+
+void net_coal_changed(struct net *net, unsigned q)
+{
+	if (net_coal_check(&net->coal, q, monotonic_ns()))
+		net_used_notify(net, q);
+	else
+		net_coal_arm(net);
+}
+
+/* coal_fd fired (device thread, lock held). */
+static void net_coal_expired(struct net *net)
+{
+	uint64_t now = monotonic_ns();
+
+	net->coal_timer_set = 0;
+	for (unsigned q = 0; q < NET_COAL_QUEUES; q++)
+		if (net_coal_check(&net->coal, q, now))
+			net_used_notify(net, q);
+	net_coal_arm(net);
 }
 
 /* Ask the guest not to notify (again: with event idx the mark drifts, and
@@ -342,6 +424,125 @@ static bool timer_fired(struct net *net)
 	return true;
 }
 
+/*
+ * Budgeted busy-polling (--host-poll-us), the threaded model's alternative
+ * to 2008's timer, as vhost-net's busyloop does it: a kick drains the ring
+ * with notifications off, and then, instead of arming a timer, the device
+ * thread spins on the avail ring for up to the window (clock-bounded, with
+ * `pause`).  Buffers within the window: drain them and spin again, the
+ * guest still quiet.  The window runs out: notifications on, a barrier,
+ * one last look (a buffer that slipped in before the guest could see the
+ * flag would otherwise never be noticed), and sleep until the next kick.
+ *
+ * A run -- from a kick to that sleep -- takes at most vhost's weight (256
+ * chains or 512 KiB) before it yields: the thread looks at the stop
+ * eventfd and the backend's descriptor (epoll_wait without waiting) and
+ * then goes on, notifications still off (net->poll_resume).  So a guest
+ * that never lets the ring run dry cannot keep the device thread from
+ * stopping, or from receiving.
+ *
+ * The spin takes the lock only to look at the ring, and lets it go between
+ * looks: the vCPU thread's register accesses (a halting guest reads and
+ * acknowledges InterruptStatus) must not wait out a window.
+ */
+static bool net_tx_poll_spin(struct net *net, uint64_t window_ns, uint64_t t0)
+{
+	struct vq *vq = &net->mmio.vqs[NET_TX];
+	uint64_t now;
+	bool found;
+
+	pthread_mutex_unlock(&net->mmio.lock);
+	do {
+		for (int i = 0; i < 8; i++)
+			__builtin_ia32_pause();
+		now = monotonic_ns();
+		pthread_mutex_lock(&net->mmio.lock);
+		found = vq_has_avail(vq);
+		/* Coalescing's time limit, due while we spin: its timerfd waits
+		 * for epoll, so look here (its late expiry then finds nothing). */
+		if (net->coal_timer_set && now >= net->coal_timer_set)
+			net_coal_expired(net);
+		pthread_mutex_unlock(&net->mmio.lock);
+	} while (!found && now - t0 < window_ns && !__atomic_load_n(&net->stopping, __ATOMIC_RELAXED));
+	pthread_mutex_lock(&net->mmio.lock);
+	net->st.poll_ns += now - t0;
+	return found;
+}
+
+/* One round of a poll run, counted as the poll's. */
+static void net_tx_poll_drain(struct net *net, uint64_t *chains, uint64_t *bytes)
+{
+	uint64_t n = net_tx_drain(net, LKVM_TRC_POLL);
+
+	net->st.buffers_by_poll += n;
+	*chains += n;
+	*bytes += net->drain_bytes;
+	if (n)
+		net_tx_suppress(net);   /* with event idx the mark drifts; renew it */
+}
+
+/* A kick (kicked) or the resumption of a run its budget stopped: drain,
+ * poll, and either sleep with notifications on (false) or stop at the
+ * budget (true: call again after a look at the other descriptors).  Lock
+ * held. */
+static bool net_tx_poll_run(struct net *net, bool kicked)
+{
+	uint64_t chains = 0, bytes = 0;
+
+	net->poll_resume = false;
+	if (kicked) {
+		uint64_t n;
+
+		net->st.notify_wakeups++;
+		trace_emit(net->trace, LKVM_TR_NOTIFY, NET_TX, 0, 0, 0);
+		if (net->poll_wait_since && net->cfg.host_poll_adaptive)
+			net->poll_window_ns = host_poll_adapt(net->poll_window_ns, monotonic_ns() - net->poll_wait_since);
+		net->poll_wait_since = 0;
+		n = net_tx_drain(net, LKVM_TRC_NOTIFY);
+		net->st.buffers_by_notify += n;
+		chains = n;
+		bytes = net->drain_bytes;
+		if (!n)
+			net->st.notifies_empty++;
+		net_tx_suppress(net);
+	} else {
+		net_tx_poll_drain(net, &chains, &bytes);
+	}
+	for (;;) {
+		uint64_t t0;
+
+		if (net->tx_more || chains >= net->tx_weight_chains || bytes >= net->tx_weight_bytes) {
+			net->st.poll_budget_exhausted++;
+			net->poll_resume = true;
+			return true;
+		}
+		t0 = monotonic_ns();
+		if (net->poll_window_ns) {
+			if (net_tx_poll_spin(net, net->poll_window_ns, t0)) {
+				net->st.poll_hits++;
+				net_tx_poll_drain(net, &chains, &bytes);
+				continue;
+			}
+			net->st.poll_misses++;
+		}
+		if (__atomic_load_n(&net->stopping, __ATOMIC_RELAXED))
+			return false;
+		net->suppressed = false;
+		if (!net_tx_unsuppress(net)) {
+			net->poll_wait_since = t0;   /* the adaptive rule times the wait from here */
+			return false;
+		}
+		net->st.recheck_hits++;      /* slipped in while the flag cleared */
+		net_tx_poll_drain(net, &chains, &bytes);
+		net_tx_suppress(net);
+	}
+}
+
+static bool net_polling(const struct net *net)
+{
+	return net->cfg.host_poll_us || net->cfg.host_poll_adaptive;
+}
+
 /* The backend's descriptor to read frames from (the tap's), or -1. */
 static int backend_rx_fd(const struct net *net)
 {
@@ -385,10 +586,22 @@ static void net_queue_notify(struct virtio_mmio_dev *dev, unsigned q)
 {
 	struct net *net = dev->priv;
 
+	if (q == NET_CTRL) {
+		net_ctrl_on_notify(net);
+		return;
+	}
 	if (q != NET_TX) {
 		if (net_rx_on_notify(net) && net->be_ops->receive)
 			backend_rx_ready(net);
 		return;
+	}
+	if (net_polling(net) && dev->notify_fd[NET_TX] >= 0) {
+		/* Polling: the device thread is the only one that drains, and
+		 * counts this kick with the eventfd's at its exit. */
+		uint64_t one = 1;
+
+		if (write(dev->notify_fd[NET_TX], &one, 8) == 8)
+			return;
 	}
 	net->st.notifies++;
 	if (net_tx_on_notify(net))
@@ -405,6 +618,18 @@ static void net_config_read(struct virtio_mmio_dev *dev, uint32_t off, void *dat
 	virtio_mmio_config_copy(data, len, off, &cfg, sizeof(cfg));
 }
 
+static void net_queue_enabled(struct virtio_mmio_dev *dev, unsigned q)
+{
+	net_coal_queue_enabled(&((struct net *)dev->priv)->coal, q);   /* R6 */
+}
+
+static void net_reset(struct virtio_mmio_dev *dev)
+{
+	struct net *net = dev->priv;
+
+	net_coal_reset(&net->coal);   /* R7 */
+}
+
 static const struct virtio_dev_ops net_ops = {
 	.name = "net",
 	.device_id = VIRTIO_ID_NET,
@@ -413,14 +638,27 @@ static const struct virtio_dev_ops net_ops = {
 	.queue_notify = net_queue_notify,
 };
 
+/* The threaded model's card: the control queue too, for coalescing, whose
+ * time limit needs the device thread's timer. */
+static const struct virtio_dev_ops net_ops_ctrl = {
+	.name = "net",
+	.device_id = VIRTIO_ID_NET,
+	.num_queues = 3,
+	.config_read = net_config_read,
+	.queue_notify = net_queue_notify,
+	.queue_enabled = net_queue_enabled,
+	.reset = net_reset,
+};
+
 void net_init(struct net *net, const struct device_host *host, unsigned index, const struct net_config *cfg)
 {
 	memset(net, 0, sizeof(*net));
 	net->cfg = *cfg;
 	net->timeout_us = cfg->timeout_us;
+	net->poll_window_ns = cfg->host_poll_us * 1000u;   /* adaptive: from 0, as KVM's */
 	net->tx_weight_chains = NET_TX_WEIGHT_CHAINS;
 	net->tx_weight_bytes = NET_TX_WEIGHT_BYTES;
-	net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = -1;
+	net->timer_fd = net->stop_efd = net->epoll_fd = net->waker_efd = net->coal_fd = -1;
 	/* The one place that maps --net to a backend. */
 	switch (cfg->backend) {
 	case NET_BACKEND_TAP:
@@ -436,12 +674,17 @@ void net_init(struct net *net, const struct device_host *host, unsigned index, c
 	net->be = net->be_state;
 	if (net->be_ops->init)
 		net->be_ops->init(net->be);
-	virtio_mmio_init(&net->mmio, &net_ops, net, host, index,
+	bool threaded = cfg->model == NET_MODEL_THREADED;
+
+	virtio_mmio_init(&net->mmio, threaded ? &net_ops_ctrl : &net_ops, net, host, index,
 			 (1ull << VIRTIO_NET_F_MAC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |
 			 (1ull << VIRTIO_RING_F_INDIRECT_DESC) |
-			 (cfg->offloads ? 1ull << VIRTIO_NET_F_CSUM | 1ull << VIRTIO_NET_F_HOST_TSO4 : 0));
+			 (cfg->offloads ? 1ull << VIRTIO_NET_F_CSUM | 1ull << VIRTIO_NET_F_HOST_TSO4 : 0) |
+			 (threaded ? 1ull << VIRTIO_NET_F_CTRL_VQ | 1ull << VIRTIO_NET_F_NOTF_COAL |
+				     1ull << VIRTIO_NET_F_VQ_NOTF_COAL : 0));
 	net->mmio.vqs[NET_RX].name = "net receive";
 	net->mmio.vqs[NET_TX].name = "net transmit";
+	net->mmio.vqs[NET_CTRL].name = "net control";
 }
 
 /* Frames a backend pushes at the guest (slirp's; mmio.lock held). */
@@ -494,12 +737,14 @@ static void *net_tx_thread(void *arg)
 		 * look at the stop eventfd, the kicks and the timer. */
 		int n = epoll_wait(net->epoll_fd, ev, 4, more ? 0 : -1);
 		uint64_t count;
-		bool kicked = false, rang = false, expired, readable = false;
+		bool kicked = false, rang = false, expired, readable = false, coal_due = false;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return net_tx_thread_exit(net);   /* cannot happen with valid fds; never spin */
+		if (n > 0 && !more)
+			net->st.device_wakeups++;         /* it slept, and something woke it */
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.fd == net->stop_efd)
 				return net_tx_thread_exit(net);
@@ -511,10 +756,25 @@ static void *net_tx_thread(void *arg)
 				kicked = true;
 				continue;
 			}
+			if (ev[i].data.fd == net->coal_fd) {
+				coal_due = read(net->coal_fd, &count, 8) == 8;
+				continue;
+			}
 			if (read(ev[i].data.fd, &count, 8) == 8)
 				rang = true;
 		}
 		pthread_mutex_lock(&net->mmio.lock);
+		if (coal_due)
+			net_coal_expired(net);
+		if (net_polling(net)) {     /* no timer: it is never armed */
+			if (kicked || net->poll_resume)
+				net_tx_poll_run(net, kicked);
+			if (readable)
+				backend_rx_ready(net);
+			more = net->poll_resume;
+			pthread_mutex_unlock(&net->mmio.lock);
+			continue;
+		}
 		expired = rang && timer_fired(net);
 		bool arm = kicked && net_tx_on_notify(net);
 		if (expired && net_tx_on_timeout(net))
@@ -603,8 +863,9 @@ int net_open_fds(struct net *net)
 		 * write of NET_TX signal this eventfd.  (Interrupts do too: the
 		 * device thread sets the line's level through the host.) */
 		net->mmio.notify_fd[NET_TX] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (net->mmio.notify_fd[NET_TX] < 0)
-			return diag_fail("net: eventfd: %s", strerror(errno));
+		net->coal_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (net->mmio.notify_fd[NET_TX] < 0 || net->coal_fd < 0)
+			return diag_fail("net: eventfd/timerfd: %s", strerror(errno));
 	} else {
 		net->waker_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (net->waker_efd < 0)
@@ -619,8 +880,8 @@ int net_start(struct net *net)
 		net->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 		if (net->epoll_fd < 0)
 			return diag_fail("net: epoll: %s", strerror(errno));
-		int fds[] = { net->mmio.notify_fd[NET_TX], net->timer_fd, net->stop_efd, backend_rx_fd(net) };
-		for (unsigned i = 0; i < 4 && fds[i] >= 0; i++) {
+		int fds[] = { net->mmio.notify_fd[NET_TX], net->timer_fd, net->stop_efd, net->coal_fd, backend_rx_fd(net) };
+		for (unsigned i = 0; i < 5 && fds[i] >= 0; i++) {
 			/* The kicks edge-triggered, the rest level (net_tx_thread). */
 			struct epoll_event e = { .events = EPOLLIN | (i == 0 ? EPOLLET : 0), .data.fd = fds[i] };
 
@@ -649,6 +910,7 @@ void net_stop(struct net *net)
 	if (!net->thread_running)
 		return;
 	if (net->cfg.model == NET_MODEL_THREADED) {
+		__atomic_store_n(&net->stopping, 1, __ATOMIC_RELAXED);   /* ends a poll's window */
 		if (write(net->stop_efd, &one, 8) == 8)
 			pthread_join(net->thread, NULL);
 	} else {
@@ -662,7 +924,8 @@ void net_stop(struct net *net)
 
 void net_close(struct net *net)
 {
-	int *fds[] = { &net->mmio.notify_fd[NET_TX], &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->waker_efd };
+	int *fds[] = { &net->mmio.notify_fd[NET_TX], &net->timer_fd, &net->stop_efd, &net->epoll_fd, &net->waker_efd,
+		       &net->coal_fd };
 
 	if (net->be_ops->close)
 		net->be_ops->close(net->be);

@@ -34,7 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host_poll.h"
 #include "net_backend.h"
+#include "net_coal.h"
 #include "net_config.h"
 #include "virtio_mmio.h"
 
@@ -42,11 +44,12 @@ struct stats;
 struct trace_ring;
 
 /* The device's queues, in virtio-net's numbering. */
-enum { NET_RX = 0, NET_TX = 1 };
+enum { NET_RX = 0, NET_TX = 1, NET_CTRL = 2 };   /* controlq: threaded model only */
 
 struct net_tx_stats {
 	uint64_t notifies;            /* guest notifies that reached the host */
 	uint64_t notify_wakeups;      /* drains started by a notify (threaded: merged kicks) */
+	uint64_t device_wakeups;      /* threaded: times the device thread slept and was woken */
 	uint64_t notifies_empty;      /* notifies that found nothing to drain */
 	uint64_t timeouts;            /* timer expiries */
 	uint64_t timer_drains_work;   /* expiries that found buffers */
@@ -57,6 +60,12 @@ struct net_tx_stats {
 	uint64_t buffers_by_continuation;  /* chains taken in those rounds */
 	uint64_t buffers_indirect, descriptors;
 	uint64_t interrupts;
+	/* --host-poll-us (net_tx_poll_run) */
+	uint64_t poll_hits;           /* polls that found buffers before their window ran out */
+	uint64_t poll_misses;         /* polls whose window ran out: notifications back on */
+	uint64_t poll_ns;             /* time spent spinning in those polls */
+	uint64_t poll_budget_exhausted;  /* runs that stopped at the weight with the guest still busy */
+	uint64_t buffers_by_poll;     /* chains taken by a run's drains after its first */
 	double t_first, t_last;       /* CLOCK_MONOTONIC of first pop, last drain */
 	/* Threaded model: the device thread's CLOCK_THREAD_CPUTIME_ID, read by
 	 * that thread as it exits (so valid after net_stop); 0 otherwise. */
@@ -97,6 +106,13 @@ struct net {
 	struct net_pop_timing pop;    /* each TX chain's walk, timed */
 	struct vq_chain chain;        /* scratch for the drain loop */
 	struct vq_chain rx_chain;     /* scratch for receiving (slirp delivers during a drain) */
+	struct vq_chain ctrl_chain;   /* scratch for the control queue (net_ctrl.c) */
+	/* virtio 1.3 notification coalescing (net_coal.h), on when the driver
+	 * negotiated VIRTIO_NET_F_NOTF_COAL or VQ_NOTF_COAL (threaded model) */
+	struct net_coal coal;
+	int coal_fd;                  /* its time limit's timerfd, on the device thread's epoll */
+	uint64_t coal_timer_set;      /* what coal_fd is set to (CLOCK_MONOTONIC ns; 0: disarmed) */
+	uint64_t ctrl_commands_bad;   /* control chains without room for the ack, or of an unknown class */
 	bool rx_starved;              /* out of receive buffers: stop reading the backend */
 	bool rx_used_unsignalled;     /* buffers returned since the last interrupt decision */
 	bool suppressed;              /* we asked the guest not to notify */
@@ -108,6 +124,13 @@ struct net {
 	uint64_t tx_weight_bytes;     /* ... or this many bytes, whichever comes first */
 	bool tx_more;                 /* the last round stopped at its budget with chains left */
 	bool tx_more_by_timer;        /* ... and it was a timer's drain (else a notify's) */
+	uint64_t drain_bytes;         /* what the last drain round took, in bytes */
+	/* --host-poll-us: the window (ns), and when the last poll that ran out
+	 * began (CLOCK_MONOTONIC ns; 0: none pending) for the adaptive rule */
+	uint32_t poll_window_ns;
+	uint64_t poll_wait_since;
+	bool poll_resume;             /* a poll run stopped at its budget: go on after a look around */
+	int stopping;                 /* net_stop has begun: a poll ends at once */
 	/* plumbing; the TX kick eventfd (threaded) is mmio.notify_fd[1] */
 	int timer_fd, stop_efd, epoll_fd;
 	/* Threaded model, the device thread's own: the one-shot timer's
@@ -156,6 +179,16 @@ unsigned net_rx_from_backend(struct net *net, unsigned budget);
 void net_rx_signal(struct net *net);
 /* The guest notified the receive queue: true if we were waiting for it. */
 bool net_rx_on_notify(struct net *net);
+
+/* Notification coalescing's glue (net.c), lock held: queue q returned one
+ * used buffer (count it, notify if the conditions are met); queue q's
+ * parameters changed (R3: notify now if they are already met). */
+void net_coal_used(struct net *net, unsigned q);
+void net_coal_changed(struct net *net, unsigned q);
+bool net_coal_negotiated(const struct net *net);
+/* The control queue (net_ctrl.c): answer every command the driver queued.
+ * Lock held (the vCPU thread's MMIO exit). */
+void net_ctrl_on_notify(struct net *net);
 
 /* The suppression state machine.  Each returns true when the caller must
  * (re)arm the one-shot timer for net->timeout_us.  Caller holds mmio.lock. */

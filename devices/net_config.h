@@ -21,6 +21,10 @@ struct net_config {
 	enum host_timer host_timer;
 	uint32_t timeout_us;      /* starting value; fixed unless adaptive */
 	bool adaptive_timeout;    /* 2008's +10 / -1 us rule */
+	/* --host-poll-us: the device thread polls the ring this long after a
+	 * drain instead of 2008's timer (0 and not adaptive: the timer). */
+	uint32_t host_poll_us;
+	bool host_poll_adaptive;  /* KVM halt-polling's grow/shrink (host_poll.h) */
 	uint8_t mac[6];
 	enum net_backend backend;
 	char tap_name[16];        /* --net tap:NAME ("" = the kernel picks) */

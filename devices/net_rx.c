@@ -113,7 +113,10 @@ static void rx_finish_header(struct vq_chain *c)
 static void rx_return(struct net *net, uint32_t written)
 {
 	vq_push_used(rx_vq(net), net->rx_chain.head, written);
-	net->rx_used_unsignalled = true;
+	if (net_coal_negotiated(net))
+		net_coal_used(net, NET_RX);   /* it decides, buffer by buffer */
+	else
+		net->rx_used_unsignalled = true;
 }
 
 static void rx_complete(struct net *net, uint32_t written, size_t frame_len)

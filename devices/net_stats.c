@@ -82,12 +82,14 @@ void net_report_stats(const struct net *net, const struct net_report_guest *gues
 	stats_u64(st, "tx_frames_bad", be.bad);
 	stats_str(st, "tx_verify", verify);
 	stats_u64(st, "tx_notify_wakeups", tx->notify_wakeups);
+	stats_u64(st, "tx_device_wakeups", tx->device_wakeups);
 	stats_u64(st, "tx_notify_empty", tx->notifies_empty);
 	stats_u64(st, "tx_timer_drains_work", tx->timer_drains_work);
 	stats_u64(st, "tx_timer_drains_empty", tx->timer_drains_empty);
 	stats_u64(st, "tx_recheck_hits", tx->recheck_hits);
 	stats_u64(st, "tx_buffers_by_notify", tx->buffers_by_notify);
 	stats_u64(st, "tx_buffers_by_timer", tx->buffers_by_timer);
+	stats_u64(st, "tx_buffers_by_poll", tx->buffers_by_poll);
 	stats_u64(st, "tx_budget_continuations", tx->continuations);
 	stats_u64(st, "tx_buffers_by_continuation", tx->buffers_by_continuation);
 	stats_u64(st, "tx_buffers_indirect", tx->buffers_indirect);
@@ -106,4 +108,15 @@ void net_report_stats(const struct net *net, const struct net_report_guest *gues
 	stats_str(st, "host_timer", net->cfg.host_timer == HOST_TIMER_ONESHOT ? "oneshot" : "rearm");
 	stats_str(st, "host_timeout_mode", net->cfg.adaptive_timeout ? "adaptive" : "fixed");
 	stats_u64(st, "host_timeout_us_final", net->timeout_us);
+	stats_str(st, "host_poll_mode", net->cfg.host_poll_adaptive ? "adaptive" : net->cfg.host_poll_us ? "fixed" : "off");
+	stats_f64(st, "host_poll_us_final", net->poll_window_ns / 1000.0);
+	stats_u64(st, "tx_poll_hits", tx->poll_hits);
+	stats_u64(st, "tx_poll_misses", tx->poll_misses);
+	stats_f64(st, "tx_poll_seconds", tx->poll_ns / 1e9);
+	stats_u64(st, "tx_poll_budget_exhausted", tx->poll_budget_exhausted);
+	stats_u64(st, "net_coalescing", net_coal_negotiated(net));
+	stats_u64(st, "tx_coal_max_packets", net->coal.q[NET_TX].p.max_packets);
+	stats_u64(st, "tx_coal_max_usecs", net->coal.q[NET_TX].p.max_usecs);
+	stats_u64(st, "net_ctrl_commands", net->coal.commands + net->ctrl_commands_bad);
+	stats_u64(st, "net_ctrl_commands_refused", net->coal.errors + net->ctrl_commands_bad);
 }

@@ -192,6 +192,8 @@ static void reset_device(struct virtio_mmio_dev *dev)
 	memset(dev->notify_held, 0, sizeof(dev->notify_held));
 	interrupt_status_clear(dev, ~0u);
 	__atomic_store_n(&dev->status, 0, __ATOMIC_SEQ_CST);
+	if (dev->ops->reset)
+		dev->ops->reset(dev);
 }
 
 /* The status bit a driver may add next (virtio 1.2, 3.1.1), 0 when done. */
@@ -385,6 +387,8 @@ static void queue_write(struct virtio_mmio_dev *dev, uint64_t off, uint32_t valu
 		vq->packed = virtio_mmio_has_feature(dev, VIRTIO_F_RING_PACKED);
 		if (vq_enable(vq, dev->host->mem) < 0)
 			violation(dev, "%s", vq->error);
+		else if (dev->ops->queue_enabled)
+			dev->ops->queue_enabled(dev, dev->queue_sel);
 		vq->held = vq->ready;   /* queue_locked: DRIVER_OK is not set yet */
 		break;
 	default: break;

@@ -24,7 +24,7 @@
 #include "device_host.h"
 #include "virtqueue.h"
 
-#define VIRTIO_MMIO_MAX_QUEUES 2
+#define VIRTIO_MMIO_MAX_QUEUES 3   /* virtio-net: receiveq1, transmitq1, controlq */
 
 struct virtio_mmio_dev;
 
@@ -36,6 +36,11 @@ struct virtio_dev_ops {
 	void (*config_read)(struct virtio_mmio_dev *dev, uint32_t off, void *data, uint32_t len);
 	/* A QueueNotify that reached the launcher (MMIO exit, vCPU thread). */
 	void (*queue_notify)(struct virtio_mmio_dev *dev, unsigned q);
+	/* Optional, lock held: queue q was just enabled (QueueReady = 1), and
+	 * the driver reset the device -- for state the device keeps per queue
+	 * beyond the rings (net's coalescing parameters). */
+	void (*queue_enabled)(struct virtio_mmio_dev *dev, unsigned q);
+	void (*reset)(struct virtio_mmio_dev *dev);
 };
 
 struct virtio_mmio_dev {

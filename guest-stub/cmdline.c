@@ -243,6 +243,18 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &n) || n > LKVM_TRACE_EVENTS_MAX || (n & (n - 1)))
 				return bad("trace", v, vlen);
 			p->trace_events = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.coalesce=", &v, &vlen)) {
+			uint32_t colon = 0;
+			uint64_t us, pk;
+
+			while (colon < vlen && v[colon] != ':')
+				colon++;
+			if (colon == vlen || !parse_u64(v, colon, &us) || !parse_u64(v + colon + 1, vlen - colon - 1, &pk) ||
+			    us > LKVM_COALESCE_MAX || pk > LKVM_COALESCE_MAX)
+				return bad("coalesce", v, vlen);
+			p->coalesce = 1;
+			p->coal_usecs = (uint32_t)us;
+			p->coal_packets = (uint32_t)pk;
 		} else if (starts(w, len, "lkvm.segments=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n < 1 || n > 16)
 				return bad("segments", v, vlen);

@@ -48,6 +48,10 @@ struct params {
 	enum ring_layout layout;       /* default (0): split */
 	int tsc_khz_given;             /* lkvm.tsc_khz was on the line (else measured, see main.c) */
 	uint32_t trace_events;         /* lkvm.trace=N: keep a timeline of N events (trace.h); 0: none */
+	/* lkvm.coalesce=USECS:PACKETS: ask the device for virtio 1.3's TX
+	 * notification coalescing (net_drv.c) and keep TX interrupts on */
+	int coalesce;
+	uint32_t coal_usecs, coal_packets;
 };
 
 /* Returns 0, or -1 after printing what was wrong. */

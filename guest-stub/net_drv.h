@@ -14,11 +14,15 @@
 struct net_drv {
 	struct virtio_dev dev;
 	struct gvq rx, tx;
+	struct gvq ctrl;            /* lkvm.coalesce: the control queue (index 2) */
+	uint8_t *ctrl_buf;          /* its one command's bytes, in our RAM */
+	bool tx_irq_on;             /* lkvm.coalesce: TX interrupts stay on for the run */
 	uint8_t mac[6];
 };
 
 /* Probe the device at `w`, negotiate what `p` asks for (event-idx or
- * event-desc, indirect, the packed layout), set up both queues (receive
+ * event-desc, indirect, the packed layout, with lkvm.coalesce the control
+ * queue and notification coalescing, set and read back), set up both queues (receive
  * ring of `rx_ring` slots) with the TX policy and the TX queue's price of
  * an indirect table (lkvm.indirect_cost_ns, lkvm.indirect_cold_lines).
  * 0 on success. */

@@ -47,6 +47,8 @@
  * --indirect-cold-lines): their ranges, and the private buffer the cold
  * lines come from, which the guest allocates from its RAM. */
 #define LKVM_INDIRECT_COST_NS_MAX    1000000u
+/* lkvm.coalesce=USECS:PACKETS (--coalesce): each at most this */
+#define LKVM_COALESCE_MAX            1000000u
 #define LKVM_INDIRECT_COLD_LINES_MAX 1024u
 #define LKVM_INDIRECT_COLD_BYTES     (64u << 20)
 
@@ -156,7 +158,7 @@ enum lkvm_trace_type {
 #define LKVM_TRF_NOTIFIED       1u  /* the kick wrote QueueNotify */
 #define LKVM_TRF_HOST_NO_NOTIFY 2u  /* the host had asked not to be notified */
 
-enum lkvm_trace_cause { LKVM_TRC_NOTIFY, LKVM_TRC_TIMER, LKVM_TRC_CONTINUE };
+enum lkvm_trace_cause { LKVM_TRC_NOTIFY, LKVM_TRC_TIMER, LKVM_TRC_CONTINUE, LKVM_TRC_POLL };
 
 struct lkvm_trace_event {
 	uint64_t tsc;

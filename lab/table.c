@@ -197,11 +197,74 @@ static int add_layout_rows(struct table *t, const char *word)
 	return 0;
 }
 
+/* The experiments that run only on the device thread's models: their
+ * rows run in interleaved rounds. */
+static bool modern_experiment(const struct table *t)
+{
+	return !strcmp(t->experiment, "poll") || !strcmp(t->experiment, "coalesce");
+}
+
+/* Rows of the poll experiment (issue 26): each policy x the device
+ * thread's poll window, 0 (2008's timer host) to adaptive. */
+static const char *const poll_windows[] = { "0", "5", "20", "50", "200", "adaptive" };
+
+static int add_poll_rows(struct table *t, const char *word)
+{
+	char label[16], policy[24];
+
+	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+		return EXIT_USAGE;
+	for (unsigned k = 0; k < sizeof(poll_windows) / sizeof(poll_windows[0]); k++) {
+		unsigned i = t->nrows;
+
+		if (i == MAX_ROWS)
+			return usage_error("table", "too many rows (limit 64)%s", "");
+		snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
+		snprintf(row_policies[i], sizeof(row_policies[i]), "%s", policy);
+		if (add_row(t, row_labels[i], row_policies[i],
+			    (const char *const[]){ "--policy", row_policies[i], "--host-poll-us", poll_windows[k], NULL }))
+			return EXIT_USAGE;
+		t->rows[0][i].poll = t->rows[1][i].poll = poll_windows[k];
+	}
+	return 0;
+}
+
+/* Rows of the coalesce experiment (issue 26): each policy x virtio 1.3's
+ * max_usecs x max_packets, set by the guest's driver (--coalesce). */
+static const unsigned coal_usecs[] = { 0, 10, 50, 200, 1000 }, coal_packets[] = { 1, 8, 64, 256 };
+
+static int add_coalesce_rows(struct table *t, const char *word)
+{
+	static char coal[MAX_ROWS][24];
+	char label[16], policy[24];
+
+	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+		return EXIT_USAGE;
+	for (unsigned u = 0; u < sizeof(coal_usecs) / sizeof(coal_usecs[0]); u++)
+		for (unsigned k = 0; k < sizeof(coal_packets) / sizeof(coal_packets[0]); k++) {
+			unsigned i = t->nrows;
+
+			if (i == MAX_ROWS)
+				return usage_error("table", "too many rows (limit 64): fewer --rows%s", "");
+			snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
+			snprintf(row_policies[i], sizeof(row_policies[i]), "%s", policy);
+			snprintf(coal[i], sizeof(coal[i]), "--coalesce=%u:%u", coal_usecs[u], coal_packets[k]);
+			if (add_row(t, row_labels[i], row_policies[i],
+				    (const char *const[]){ "--policy", row_policies[i], coal[i], NULL }))
+				return EXIT_USAGE;
+			t->rows[0][i].coal_usecs = t->rows[1][i].coal_usecs = coal_usecs[u];
+			t->rows[0][i].coal_packets = t->rows[1][i].coal_packets = coal_packets[k];
+		}
+	return 0;
+}
+
 int table_build_rows(struct table *t, const char *spec)
 {
 	const char *def = !strcmp(t->experiment, "indirect") ? "never,always,threshold"
 			: !strcmp(t->experiment, "cost") ? "40,dynamic,always,event-idx"
 			: !strcmp(t->experiment, "layout") ? "10,20,40,64,100,dynamic,always,event"
+			: !strcmp(t->experiment, "poll") ? "dynamic,64,always,event-idx"
+			: !strcmp(t->experiment, "coalesce") ? "dynamic"
 			: "10,20,30,40,50,60,70,100,128,dynamic,always,event-idx";
 	char buf[512], *save = NULL, *word;
 
@@ -210,6 +273,8 @@ int table_build_rows(struct table *t, const char *spec)
 		int rc = !strcmp(t->experiment, "indirect") ? add_indirect_row(t, word)
 		       : !strcmp(t->experiment, "cost") ? add_cost_rows(t, word)
 		       : !strcmp(t->experiment, "layout") ? add_layout_rows(t, word)
+		       : !strcmp(t->experiment, "poll") ? add_poll_rows(t, word)
+		       : !strcmp(t->experiment, "coalesce") ? add_coalesce_rows(t, word)
 		       : add_notify_row(t, word);
 
 		if (rc)
@@ -324,7 +389,14 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 		   !stats_json_number(json, "guest_tx_buffers_direct", &direct) ||
 		   !stats_json_number(json, "guest_tx_indirect_build_ns_per_table", &v[M_BUILD_NS]) ||
 		   !stats_json_number(json, "tx_pop_ns_per_chain_direct", &v[M_POP_DIRECT_NS]) ||
-		   !stats_json_number(json, "tx_pop_ns_per_chain_indirect", &v[M_POP_INDIRECT_NS])) {
+		   !stats_json_number(json, "tx_pop_ns_per_chain_indirect", &v[M_POP_INDIRECT_NS]) ||
+		   !stats_json_number(json, "tx_device_cpu_seconds", &v[M_DEVICE_CPU]) ||
+		   !stats_json_number(json, "tx_device_wakeups", &v[M_WAKEUPS]) ||
+		   !stats_json_number(json, "tx_interrupts", &v[M_INTERRUPTS]) ||
+		   !stats_json_number(json, "guest_tx_waits_halted", &v[M_HALTS]) ||
+		   !stats_json_number(json, "tx_poll_seconds", &v[M_POLL_SECONDS]) ||
+		   !stats_json_number(json, "tx_frames", &v[M_FRAMES]) ||
+		   !stats_json_number(json, "tx_payload_bytes", &v[M_PAYLOAD])) {
 		snprintf(why, why_size, "the run's stats JSON lacks a counter");
 		status = EXIT_ERROR;
 	}
@@ -521,9 +593,114 @@ static void print_indirect_sweep(const struct table *t, FILE *f)
 	}
 }
 
+/* Per GiB of payload, from a row's medians. */
+static double per_gib(const struct row *r, enum metric m)
+{
+	return r->median[M_PAYLOAD] > 0 ? r->median[m] * (double)(1ull << 30) / r->median[M_PAYLOAD] : 0;
+}
+
+/* The poll experiment: per model, each policy's six windows, then what
+ * the best window bought and at what price in the device's CPU. */
+static void print_poll_table(const struct table *t, FILE *f)
+{
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		fprintf(f, "\nModel: %s  (median of %u in interleaved rounds; per GiB of payload; +-%% is "
+			"(max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "%-10s %-9s %-16s %-14s %-11s %-13s %-12s %s\n", "Threshold", "Poll-us", "Seconds/GiB",
+			"Kicks/GiB", "Wakeups/GiB", "Device-CPU-s", "Poll-s(wall)", "Timeouts/GiB");
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+			char sec[32];
+
+			if (r->failed[0]) {
+				fprintf(f, "%-10s %-9s FAILED: %s\n", r->label, r->poll, r->failed);
+				continue;
+			}
+			snprintf(sec, sizeof(sec), "%.3f +-%.0f%%", per_gib(r, M_SECONDS), spread_pct(r, M_SECONDS));
+			fprintf(f, "%-10s %-9s %-16s %-14.0f %-11.0f %-13.3f %-12.3f %.0f\n", r->label, r->poll, sec,
+				per_gib(r, M_NOTIFIES), per_gib(r, M_WAKEUPS), per_gib(r, M_DEVICE_CPU),
+				per_gib(r, M_POLL_SECONDS), per_gib(r, M_TIMEOUTS));
+		}
+		fprintf(f, "Kicks saved by polling, per policy (N = 0 against the window with the fewest kicks):\n");
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *base = &t->rows[mi][i], *best = NULL;
+
+			if (strcmp(base->poll, "0"))
+				continue;
+			for (unsigned k = i + 1; k < t->nrows && strcmp(t->rows[mi][k].poll, "0"); k++) {
+				const struct row *r = &t->rows[mi][k];
+
+				if (!r->failed[0] && r->n && (!best || per_gib(r, M_NOTIFIES) < per_gib(best, M_NOTIFIES)))
+					best = r;
+			}
+			if (base->failed[0] || !base->n || !best) {
+				fprintf(f, "  %-10s not measured\n", base->label);
+				continue;
+			}
+			double k0 = per_gib(base, M_NOTIFIES), kb = per_gib(best, M_NOTIFIES);
+			double dcpu = per_gib(best, M_DEVICE_CPU) - per_gib(base, M_DEVICE_CPU);
+
+			fprintf(f, "  %-10s %.0f -> %.0f kicks/GiB at %s us (%.1fx fewer); device CPU %+.3f s/GiB", base->label,
+				k0, kb, best->poll, kb > 0 ? k0 / kb : 0, dcpu);
+			if (k0 > kb)
+				fprintf(f, ", %+.0f ns per avoided kick\n", dcpu * 1e9 / (k0 - kb));
+			else
+				fprintf(f, ", no kick avoided\n");
+		}
+	}
+}
+
+/* The coalesce experiment: interrupts per GiB against what the rule
+ * predicts, frames / min(max_packets, max_usecs x the row's frame rate),
+ * every packet when either is 0. */
+static void print_coalesce_table(const struct table *t, FILE *f)
+{
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		unsigned within = 0, rows = 0;
+
+		fprintf(f, "\nModel: %s  (median of %u in interleaved rounds; per GiB of payload)\n", t->models[mi],
+			t->repeat);
+		fprintf(f, "%-10s %-7s %-8s %-16s %-13s %-13s %-8s %-12s %s\n", "Threshold", "Usecs", "Packets",
+			"Seconds/GiB", "Irqs/GiB", "Predicted", "Irq/pred", "Halts/GiB", "Kicks/GiB");
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+			double rate, group, pred, irq;
+			char sec[32];
+
+			if (r->failed[0]) {
+				fprintf(f, "%-10s %-7u %-8u FAILED: %s\n", r->label, r->coal_usecs, r->coal_packets, r->failed);
+				continue;
+			}
+			rate = r->median[M_SECONDS] > 0 ? r->median[M_FRAMES] / r->median[M_SECONDS] : 0;   /* frames/s */
+			group = !r->coal_usecs || !r->coal_packets ? 1
+			      : r->coal_packets < r->coal_usecs * 1e-6 * rate ? r->coal_packets : r->coal_usecs * 1e-6 * rate;
+			if (group < 1)
+				group = 1;
+			pred = per_gib(r, M_FRAMES) / group;
+			irq = per_gib(r, M_INTERRUPTS);
+			rows++;
+			within += pred > 0 && irq >= 0.9 * pred && irq <= 1.1 * pred;
+			snprintf(sec, sizeof(sec), "%.3f +-%.0f%%", per_gib(r, M_SECONDS), spread_pct(r, M_SECONDS));
+			fprintf(f, "%-10s %-7u %-8u %-16s %-13.0f %-13.0f %-8.2f %-12.0f %.0f\n", r->label, r->coal_usecs,
+				r->coal_packets, sec, irq, pred, pred > 0 ? irq / pred : 0, per_gib(r, M_HALTS),
+				per_gib(r, M_NOTIFIES));
+		}
+		fprintf(f, "Rows within 10%% of the prediction: %u of %u\n", within, rows);
+	}
+}
+
 static void print_table(const struct table *t, FILE *f)
 {
 	bool indirect = !strcmp(t->experiment, "indirect");
+
+	if (!strcmp(t->experiment, "poll")) {
+		print_poll_table(t, f);
+		return;
+	}
+	if (!strcmp(t->experiment, "coalesce")) {
+		print_coalesce_table(t, f);
+		return;
+	}
 
 	if (indirect && t->nicosts) {
 		print_indirect_sweep(t, f);
@@ -704,11 +881,14 @@ static bool parse_plot(const char *arg, void *opts)
 }
 
 static const struct opt table_opts[] = {
-	{ OPT_WORD, "experiment", "E", TABLE(experiment), .words = "notify|indirect|cost|layout",
+	{ OPT_WORD, "experiment", "E", TABLE(experiment), .words = "notify|indirect|cost|layout|poll|coalesce",
 	  .help = "notify: the 2008 sweep; indirect: Sasha Levin's 2011 rule, never / always / threshold x ring "
 		  "128, 256, --segments 3 (with --indirect-costs, each at every price of a table); cost: the thread "
 		  "model's policy rows x exit cost 0,1,5,26,100 us x guest pace 0,24 us per frame; layout: each "
-		  "policy row on the split ring and on the packed ring, side by side" },
+		  "policy row on the split ring and on the packed ring, side by side; poll (issue 26): each policy row "
+		  "(default dynamic,64,always,event-idx) x --host-poll-us 0,5,20,50,200,adaptive; coalesce: each policy "
+		  "row (default dynamic) x --coalesce usecs 0,10,50,200,1000 x packets 1,8,64,256, --wait halt unless "
+		  "given; both --model threaded only (--vm none unless given), in interleaved rounds" },
 	{ OPT_CUSTOM, "preset", "P", OPT_NO_FIELD, .parse = parse_preset, .accepts = "2008 or none",
 	  .def = "2008 for the notify experiment",
 	  .help = "the machine the rows stand for: 2008 (docs/seed-2008.md; each of its options gives way to one "
@@ -753,6 +933,8 @@ static const struct opt table_opts[] = {
 	{ OPT_PASS, "segments", "N", .help = "" },
 	{ OPT_PASS, "timeout-us", "N|adaptive", .help = "" },
 	{ OPT_PASS, "host-timer", "T", .help = "" },
+	{ OPT_PASS, "host-poll-us", "N|adaptive", .help = "" },
+	{ OPT_PASS, "coalesce", "U:P", .help = "" },
 	{ OPT_PASS, "wait", "W", .help = "" },
 	{ OPT_PASS, "mem", "SIZE", .help = "" },
 	{ OPT_PASS, "pace-ns", "N", .help = "" },
@@ -816,6 +998,26 @@ static int apply_workload_net(struct table *t)
 /* The experiment against what it sets itself. */
 static int check_experiment(struct table *t)
 {
+	if (modern_experiment(t)) {
+		/* The device thread's: --model threaded, with a VM or without;
+		 * without unless asked, as that needs no /dev/kvm. */
+		if (t->model_given && (t->nmodels > 1 || strcmp(t->models[0], "threaded")))
+			return usage_error("table", "--experiment %s: runs --model threaded (the device thread's), "
+					   "not lguest", t->experiment);
+		t->models[0] = "threaded", t->nmodels = 1;
+		if (!t->vm_given)
+			t->vm = "none";
+		if (t->plot)
+			return usage_error("table", "--plot: not drawn for --experiment %s (see the CSV or JSON)",
+					   t->experiment);
+		if (passed(t, !strcmp(t->experiment, "poll") ? "--host-poll-us" : "--coalesce"))
+			return usage_error("table", "--experiment %s: its rows set that option", t->experiment);
+		/* the coalescing guest sleeps on its interrupts unless told otherwise */
+		if (!strcmp(t->experiment, "coalesce") && !passed(t, "--wait") && t->npass + 2 <= MAX_PASS) {
+			t->pass[t->npass++] = "--wait";
+			t->pass[t->npass++] = "halt";
+		}
+	}
 	if (!strcmp(t->experiment, "cost")) {
 		/* Its knob exists only without a VM; its rows set --pace-ns.
 		 * One host model per sweep (threaded unless --model says). */
@@ -948,10 +1150,11 @@ static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep
 static bool run_sweep(struct table *t)
 {
 	struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
-	/* The cost sweep and the preset's table, whose seconds are compared
-	 * across rows, run in interleaved rounds, so that a machine whose speed
-	 * drifts moves every row alike instead of a few rows' samples. */
-	bool failed = false, rounds = t->nicosts != 0 || t->preset;
+	/* The cost sweep, the preset's table and the poll and coalesce
+	 * experiments, whose numbers are compared across rows, run in
+	 * interleaved rounds, so that a machine whose speed drifts moves every
+	 * row alike instead of a few rows' samples. */
+	bool failed = false, rounds = t->nicosts != 0 || t->preset || modern_experiment(t);
 	unsigned nrounds = rounds ? t->repeat : 1, per_turn = rounds ? 1 : t->repeat;
 
 	sigaction(SIGINT, &sa, NULL);

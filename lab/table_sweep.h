@@ -22,7 +22,9 @@
 #define MAX_ICOSTS 16
 
 enum metric { M_SECONDS, M_GBPS, M_TIMEOUTS, M_NOTIFIES, M_THRESHOLD, M_RING_FULL, M_INDIRECT_SHARE,
-	      M_BUILD_NS, M_POP_DIRECT_NS, M_POP_INDIRECT_NS, M_COUNT };
+	      M_BUILD_NS, M_POP_DIRECT_NS, M_POP_INDIRECT_NS,
+	      /* the poll and coalesce experiments (issue 26) */
+	      M_DEVICE_CPU, M_WAKEUPS, M_INTERRUPTS, M_HALTS, M_POLL_SECONDS, M_FRAMES, M_PAYLOAD, M_COUNT };
 /* The metrics' names in the CSV header and the JSON file (table_writers.c). */
 extern const char *const table_metric_key[M_COUNT];
 
@@ -36,6 +38,8 @@ struct row {
 	const char *mode;           /* indirect: never | always | threshold[:N] */
 	unsigned ring;              /* indirect: 128 | 256 */
 	unsigned indirect_cost_ns;  /* indirect with --indirect-costs: the row's price of a table */
+	const char *poll;           /* poll: the --host-poll-us value, "0" .. "adaptive" */
+	unsigned coal_usecs, coal_packets;   /* coalesce: the row's --coalesce */
 	double v[MAX_REPEAT][M_COUNT];
 	unsigned n;                 /* successful samples */
 	double median[M_COUNT], min[M_COUNT], max[M_COUNT];
@@ -43,7 +47,7 @@ struct row {
 };
 
 struct table {
-	const char *experiment;     /* notify | indirect | cost | layout */
+	const char *experiment;     /* notify | indirect | cost | layout | poll | coalesce */
 	const struct preset *preset; /* the machine the rows stand for (notify: 2008 unless --preset none) */
 	unsigned icosts[MAX_ICOSTS]; /* indirect: --indirect-costs, ascending (ns) */
 	unsigned nicosts;           /* 0: no cost sweep, the 2011 rows alone */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "host_poll.h"
 #include "lguest_kvm_abi.h"
 #include "linux_options.h"
 #include "lkvm_frame.h"
@@ -192,6 +193,41 @@ static bool parse_host_timer(const char *arg, void *opts)
 	return true;
 }
 
+static bool parse_host_poll(const char *arg, void *opts)
+{
+	struct net_config *net = &((struct run_options *)opts)->net;
+
+	return host_poll_parse(arg, &net->host_poll_us, &net->host_poll_adaptive);
+}
+
+/* `len` decimal digits, at most `max` (no suffix: a count, not a size). */
+static bool parse_digits(const char *s, size_t len, uint32_t max)
+{
+	uint64_t v = 0;
+
+	if (!len || len > 10)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return v <= max;
+}
+
+/* --coalesce USECS:PACKETS, each 0..LKVM_COALESCE_MAX; kept as given, for
+ * the guest's command line. */
+static bool parse_coalesce(const char *arg, void *opts)
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || !parse_digits(arg, (size_t)(colon - arg), LKVM_COALESCE_MAX) ||
+	    !parse_digits(colon + 1, strlen(colon + 1), LKVM_COALESCE_MAX))
+		return false;
+	((struct run_options *)opts)->coalesce = arg;
+	return true;
+}
+
 static bool parse_net(const char *arg, void *opts)
 {
 	struct run_options *o = opts;
@@ -324,6 +360,16 @@ static const struct opt run_opts[] = {
 	  .help = "host poll timer: fixed N us, or 2008's adaptive rule starting at 500 us" },
 	{ OPT_WORD, "host-timer", "T", OPT_NO_FIELD, .words = "rearm|oneshot", .parse = parse_host_timer,
 	  .def = "rearm", .help = "rearm stays suppressed while the timer finds work; oneshot is 2.6.27's" },
+	{ OPT_CUSTOM, "host-poll-us", "N|adaptive", OPT_NO_FIELD, .parse = parse_host_poll,
+	  .accepts = "0 to 1000 or adaptive", .def = "0: the timer",
+	  .help = "instead of the timer, the device thread polls the ring with notifies off for up to N us after "
+		  "each drain (vhost-net's busyloop, 256 chains / 512 KiB per run); adaptive: KVM halt-polling's "
+		  "grow/shrink (--model threaded only)" },
+	{ OPT_CUSTOM, "coalesce", "U:P", OPT_NO_FIELD, .parse = parse_coalesce,
+	  .accepts = "USECS:PACKETS, each 0 to 1000000 (e.g. 50:64)", .def = "off",
+	  .help = "the guest negotiates virtio 1.3 notification coalescing and asks for a TX interrupt after P "
+		  "packets or U us, whichever first (0: every packet); its TX interrupts stay on (--model threaded "
+		  "only)" },
 	OPT_SECTION_ROW("Output:"),
 	{ OPT_STRING, "stats-json", "FILE", RUN(stats_json), .help = "also write the stats as one JSON object" },
 	{ OPT_STRING, "trace", "FILE", RUN(trace),
@@ -437,6 +483,18 @@ static int check_ram_user(const struct run_options *o)
 	return 0;
 }
 
+/* Polling and coalescing are the device thread's (issue 26). */
+static int check_device_thread(const struct run_options *o)
+{
+	if (o->coalesce && o->net.model == NET_MODEL_LGUEST)
+		return usage_error("run", "--coalesce: the control queue and its timer are the device thread's "
+				   "(--model threaded), not --model lguest%s", "");
+	if ((o->net.host_poll_us || o->net.host_poll_adaptive) && o->net.model == NET_MODEL_LGUEST)
+		return usage_error("run", "--host-poll-us: polls on the device thread (--model threaded), not "
+				   "--model lguest%s", "");
+	return 0;
+}
+
 int run_options_parse(struct run_options *o, int argc, char **argv)
 {
 	struct run_options defaults;
@@ -454,6 +512,8 @@ int run_options_parse(struct run_options *o, int argc, char **argv)
 		rc = check_policy_ring(o);
 	if (!rc)
 		rc = check_ram_user(o);
+	if (!rc)
+		rc = check_device_thread(o);
 	if (rc)
 		return rc;
 	if (first < argc - 1)

@@ -43,6 +43,7 @@ struct run_options {
 	uint32_t peer_ip, guest_ip; /* tcp workload, host order */
 	uint16_t peer_port;
 	bool tso;                   /* tcp over tap: VIRTIO_NET_F_CSUM + HOST_TSO4 */
+	const char *coalesce;       /* --coalesce USECS:PACKETS (virtio 1.3), or NULL */
 	bool net_given;             /* --net was given (else tcp picks the backend) */
 	bool exit_cost_given;       /* --exit-cost-ns was given (--vm none only) */
 	bool vm_given;              /* --vm was given */

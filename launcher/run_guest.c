@@ -64,6 +64,8 @@ int build_cmdline(const struct run_options *o, unsigned tsc_khz, char *buf, size
 			      o->guest_ip >> 24, (o->guest_ip >> 16) & 255, (o->guest_ip >> 8) & 255, o->guest_ip & 255,
 			      o->peer_ip >> 24, (o->peer_ip >> 16) & 255, (o->peer_ip >> 8) & 255, o->peer_ip & 255,
 			      o->peer_port);
+	if (n > 0 && n < (int)size && o->coalesce)
+		n += snprintf(buf + n, size - (size_t)n, " lkvm.coalesce=%s", o->coalesce);
 	if (n > 0 && n < (int)size && o->trace)
 		n += snprintf(buf + n, size - (size_t)n, " lkvm.trace=%u", o->trace_events);
 	return n > 0 && n < (int)size ? 0 : diag_fail("guest command line too long");

@@ -52,6 +52,15 @@ out_of() { cat "$TMP/$1.out"; }
 # json_get FILE KEY : one value from a --stats-json file
 json_get() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
+# raw_ok NAME : a finished no-VM (--vm none, threaded) raw run whose every frame the sink verified
+raw_ok() {
+	local j=$TMP/$1.json
+	[ "$(rc_of "$1")" = 0 ] && [ "$(json_get "$j" tx_verify)" = ok ] &&
+		[ "$(json_get "$j" vm)" = none ] && [ "$(json_get "$j" net_model)" = threaded ] &&
+		[ "$(json_get "$j" tx_frames)" = "$(json_get "$j" guest_tx_frames)" ] &&
+		[ "$(json_get "$j" tx_frames)" -gt 0 ] && [ "$(json_get "$j" run_end)" = guest-exit ]
+}
+
 # start_receiver BYTES [SECONDS] : `lguest-kvm receive` in the background on
 # a free loopback port, verifying BYTES, giving up after SECONDS (default
 # 30, scaled) without data; sets RX_PID and RX_PORT (empty if it did not

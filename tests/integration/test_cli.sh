@@ -16,7 +16,11 @@ for args in "" "frobnicate" "run --bogus" "run --policy static:999" "run --polic
 	    "table --plot t.pdf" "table --rows 10,200" "run --workload tcp --peer 1.2.3.4:0" \
 	    "run --workload tcp --peer 1.2.3:5" "run --workload tcp --guest-ip 1.2.3.256" \
 	    "run --workload tcp --net tap:x --host-ip 10.0.0.1/33" "run --workload tcp --net user --tso" \
-	    "run --net user" "run --workload tcp --frame 9000" "table --workload tcp --net tap:x"; do
+	    "run --net user" "run --workload tcp --frame 9000" "table --workload tcp --net tap:x" \
+	    "run --host-poll-us 1001" "run --host-poll-us -1" "run --host-poll-us 5us" "run --host-poll-us" \
+	    "run --host-poll-us Adaptive" "run --model lguest --host-poll-us 20" \
+	    "run --coalesce 50" "run --coalesce 50:" "run --coalesce :8" "run --coalesce 1000001:1" \
+	    "run --coalesce 5:8K" "run --coalesce -1:8" "run --model lguest --coalesce 5:8"; do
 	# shellcheck disable=SC2086
 	run_lkvm usage $args
 	check "'$args' is a usage error (exit 2)" [ "$(rc_of usage)" = 2 ]

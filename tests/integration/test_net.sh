@@ -106,4 +106,19 @@ for model in threaded lguest; do
 		       [ $(json_get "$TMP/pi.json" tx_buffers_indirect) -gt 0 ] &&
 		       [ $(json_get "$TMP/pi.json" tx_buffers_indirect) = $(json_get "$TMP/pi.json" guest_tx_buffers_indirect) ]"
 done
+# Issue 26 with a VM (threaded model, the kick an ioeventfd): the device
+# thread's busy-polling, and coalescing set over the control queue, whose
+# notify is an MMIO exit; the interrupt count is the rule's (1 s is far
+# beyond the run, so one per 64 frames).
+run_lkvm vpoll run --quiet --bytes 4M --host-poll-us 20 --stats-json "$TMP/vp.json"
+check "threaded, --host-poll-us 20: exit 0, verified, no timer, polls counted" \
+	sh -c "[ $(rc_of vpoll) = 0 ] && [ $(json_get "$TMP/vp.json" tx_verify) = ok ] &&
+	       [ $(json_get "$TMP/vp.json" tx_timer_timeouts) = 0 ] &&
+	       [ $(( $(json_get "$TMP/vp.json" tx_poll_hits) + $(json_get "$TMP/vp.json" tx_poll_misses) )) -gt 0 ]"
+run_lkvm vcoal run --quiet --bytes 4M --coalesce 1000000:64 --stats-json "$TMP/vc.json"
+check "threaded, --coalesce 1000000:64: exit 0, verified, one interrupt per 64 frames" \
+	sh -c "[ $(rc_of vcoal) = 0 ] && [ $(json_get "$TMP/vc.json" tx_verify) = ok ] &&
+	       [ $(json_get "$TMP/vc.json" net_ctrl_commands_refused) = 0 ] &&
+	       [ $(json_get "$TMP/vc.json" tx_interrupts) -ge $(( $(json_get "$TMP/vc.json" tx_frames) / 64 )) ] &&
+	       [ $(json_get "$TMP/vc.json" tx_interrupts) -le $(( $(json_get "$TMP/vc.json" tx_frames) / 64 + 1 )) ]"
 finish

@@ -13,14 +13,6 @@
 # the benchmark's (docs/results.md), not a test's.
 . "$(dirname "$0")/lib.sh"
 
-# raw_ok NAME : a finished raw run whose every frame the sink verified
-raw_ok() {
-	local j=$TMP/$1.json
-	[ "$(rc_of "$1")" = 0 ] && [ "$(json_get "$j" tx_verify)" = ok ] &&
-		[ "$(json_get "$j" vm)" = none ] && [ "$(json_get "$j" net_model)" = threaded ] &&
-		[ "$(json_get "$j" tx_frames)" = "$(json_get "$j" guest_tx_frames)" ] &&
-		[ "$(json_get "$j" tx_frames)" -gt 0 ] && [ "$(json_get "$j" run_end)" = guest-exit ]
-}
 # The host counts notifies as eventfd reads, which merge writes that come
 # close together: never more than the guest made, at least one.
 notifies_bounded() {
