@@ -14,10 +14,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(gcc acpica-tools libc6-dev linux-libc-dev meson ninja-build pkg-config libcap-ng-dev libseccomp-dev libslirp-dev libglib2.0-dev python3 gnuplot-nox iproute2 procps qemu-system-x86 clang libclang-rt-14-dev)
-# What the VM route needs, only where there is no /dev/kvm (QEMU itself is
-# always installed: integration-qemu boots the stub under QEMU's microvm).
-VM_PACKAGES=(linux-image-amd64 busybox-static kmod cpio)
-[ -e /dev/kvm ] || PACKAGES+=("${VM_PACKAGES[@]}")
+# A Debian kernel, its module tools and busybox: the emulator VM route's
+# guest where there is no /dev/kvm, and everywhere the Linux guest of
+# `run --guest linux` and integration-linux-guest, which builds its
+# initramfs from them (QEMU is always installed: integration-qemu boots the
+# stub under QEMU's microvm).
+PACKAGES+=(linux-image-amd64 busybox-static kmod cpio)
 
 install_packages() {
 	local missing=() sudo=()
