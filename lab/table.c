@@ -147,27 +147,40 @@ static int add_indirect_row(struct table *t, const char *word)
 
 /* Rows of the cost experiment (thread model): the policy x the price of an
  * exit x the guest's work per frame, ringtest's knob against 2008's pace. */
+/* A row of one policy (its label and --policy value) with up to two more
+ * child options, each one argv word or NULL: the grid experiments' rows.
+ * The row's index, or -1 after the usage error. */
+static int add_policy_row(struct table *t, const char *label, const char *policy, const char *a, const char *b)
+{
+	unsigned i = t->nrows;
+
+	if (i == MAX_ROWS) {
+		usage_error("table", "too many rows (limit 64)%s", "");
+		return -1;
+	}
+	snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
+	snprintf(row_policies[i], sizeof(row_policies[i]), "%s", policy);
+	if (add_row(t, row_labels[i], row_policies[i], (const char *const[]){ "--policy", row_policies[i], a, b, NULL }))
+		return -1;
+	return (int)i;
+}
+
 static const unsigned cost_exit_us[] = { 0, 1, 5, 26, 100 }, cost_pace_us[] = { 0, 24 };
 
 static int add_cost_rows(struct table *t, const char *word)
 {
-	static char costs[MAX_ROWS][24], paces[MAX_ROWS][24];
 	char label[16], policy[24];
 
 	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned p = 0; p < sizeof(cost_pace_us) / sizeof(cost_pace_us[0]); p++)
 		for (unsigned c = 0; c < sizeof(cost_exit_us) / sizeof(cost_exit_us[0]); c++) {
-			unsigned i = t->nrows;
+			char cost[24], pace[24];
+			int i;
 
-			if (i == MAX_ROWS)
-				return usage_error("table", "too many rows (limit 64)%s", "");
-			snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
-			snprintf(row_policies[i], sizeof(row_policies[i]), "%s", policy);
-			snprintf(costs[i], sizeof(costs[i]), "--exit-cost-ns=%u", cost_exit_us[c] * 1000);
-			snprintf(paces[i], sizeof(paces[i]), "--pace-ns=%u", cost_pace_us[p] * 1000);
-			if (add_row(t, row_labels[i], row_policies[i],
-				    (const char *const[]){ "--policy", row_policies[i], costs[i], paces[i], NULL }))
+			snprintf(cost, sizeof(cost), "--exit-cost-ns=%u", cost_exit_us[c] * 1000);
+			snprintf(pace, sizeof(pace), "--pace-ns=%u", cost_pace_us[p] * 1000);
+			if ((i = add_policy_row(t, label, policy, cost, pace)) < 0)
 				return EXIT_USAGE;
 			t->rows[0][i].exit_cost_us = t->rows[1][i].exit_cost_us = cost_exit_us[c];
 			t->rows[0][i].pace_us = t->rows[1][i].pace_us = cost_pace_us[p];
@@ -215,14 +228,9 @@ static int add_poll_rows(struct table *t, const char *word)
 	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned k = 0; k < sizeof(poll_windows) / sizeof(poll_windows[0]); k++) {
-		unsigned i = t->nrows;
+		int i = add_policy_row(t, label, policy, "--host-poll-us", poll_windows[k]);
 
-		if (i == MAX_ROWS)
-			return usage_error("table", "too many rows (limit 64)%s", "");
-		snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
-		snprintf(row_policies[i], sizeof(row_policies[i]), "%s", policy);
-		if (add_row(t, row_labels[i], row_policies[i],
-			    (const char *const[]){ "--policy", row_policies[i], "--host-poll-us", poll_windows[k], NULL }))
+		if (i < 0)
 			return EXIT_USAGE;
 		t->rows[0][i].poll = t->rows[1][i].poll = poll_windows[k];
 	}
@@ -235,22 +243,17 @@ static const unsigned coal_usecs[] = { 0, 10, 50, 200, 1000 }, coal_packets[] = 
 
 static int add_coalesce_rows(struct table *t, const char *word)
 {
-	static char coal[MAX_ROWS][24];
 	char label[16], policy[24];
 
 	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned u = 0; u < sizeof(coal_usecs) / sizeof(coal_usecs[0]); u++)
 		for (unsigned k = 0; k < sizeof(coal_packets) / sizeof(coal_packets[0]); k++) {
-			unsigned i = t->nrows;
+			char coal[24];
+			int i;
 
-			if (i == MAX_ROWS)
-				return usage_error("table", "too many rows (limit 64): fewer --rows%s", "");
-			snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
-			snprintf(row_policies[i], sizeof(row_policies[i]), "%s", policy);
-			snprintf(coal[i], sizeof(coal[i]), "--coalesce=%u:%u", coal_usecs[u], coal_packets[k]);
-			if (add_row(t, row_labels[i], row_policies[i],
-				    (const char *const[]){ "--policy", row_policies[i], coal[i], NULL }))
+			snprintf(coal, sizeof(coal), "--coalesce=%u:%u", coal_usecs[u], coal_packets[k]);
+			if ((i = add_policy_row(t, label, policy, coal, NULL)) < 0)
 				return EXIT_USAGE;
 			t->rows[0][i].coal_usecs = t->rows[1][i].coal_usecs = coal_usecs[u];
 			t->rows[0][i].coal_packets = t->rows[1][i].coal_packets = coal_packets[k];
