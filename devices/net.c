@@ -126,6 +126,8 @@ static uint64_t net_tx_drain(struct net *net, enum lkvm_trace_cause cause)
 		n++;
 	}
 	net->drain_bytes = bytes;
+	if (n && net->be_ops->flush)
+		net->be_ops->flush(net->be);
 	if (rc < 0)
 		virtio_mmio_fail(&net->mmio, vq->error);
 	else if (rc > 0)        /* stopped by the budget, not by an empty ring */

@@ -98,6 +98,10 @@ struct net_backend_ops {
 	 * backend, first reason kept).  `negotiated` is the feature set the
 	 * driver and device agreed on. */
 	int (*transmit)(void *be, const struct vq_chain *chain, uint64_t negotiated);
+	/* The end of a TX drain that transmitted, the device's lock held: send
+	 * on whatever the drain's frames left queued in the backend (slirp
+	 * pushes its corked host sockets once a drain, not once a frame). */
+	void (*flush)(void *be);
 	/* The descriptor to watch for frames to receive, or -1. */
 	int (*rx_fd)(const void *be);
 	/* Read one frame, virtio-net header first, into `iov`; the byte count,

@@ -89,6 +89,9 @@ struct net_slirp {
 	unsigned host_sockets;        /* sockets slirp holds open (registered poll fds) */
 	int *host_fds;                /* which: an unregister only counts for a registered fd */
 	unsigned host_fds_len, host_fds_cap;   /* fewer than host_sockets only after a failed realloc */
+	bool wake_pending;            /* a transmit may have opened, shut or closed a host socket */
+	uint64_t bytes_at_push;       /* bytes_from_guest when the corks were last let go */
+	uint64_t pushes;              /* host sockets' corks let go (net_slirp_pushes) */
 	char first_error[200];
 	uint8_t gather[NET_SLIRP_HDR_LEN + NET_SLIRP_FRAME_MAX];  /* one transmitted chain, contiguous */
 };
@@ -97,6 +100,11 @@ struct net_slirp {
  * The gate starts shut: net_slirp_allow opens it for the one peer (the
  * backend table's open does that with the device's --peer). */
 int net_slirp_open(struct net_slirp *s, pthread_mutex_t *lock, net_slirp_deliver_fn deliver, void *opaque);
+/* The poll thread comes round at least this often while slirp holds a
+ * host socket, to push what it wrote itself and to watch for POLLOUT when
+ * a full socket refused bytes (transmits wake it only for SYN, FIN, RST). */
+#define NET_SLIRP_ROUND_MS 1u
+
 /* Host sockets slirp may hold at once: the guest's connections to the peer. */
 #define NET_SLIRP_MAX_CONNECTIONS 16u
 
@@ -110,6 +118,9 @@ int net_slirp_start(struct net_slirp *s);
  * short or too long to be one, or the gate refused it (counted, first
  * reason kept). */
 int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain);
+/* Caller holds *lock.  After the transmits of one drain: push the bytes
+ * they left in the corked host sockets and wake the poll thread. */
+void net_slirp_flush(struct net_slirp *s);
 /* Stop and join the poll thread (without *lock held).  Safe if never started. */
 void net_slirp_stop(struct net_slirp *s);
 /* After net_slirp_stop: free slirp (closing its sockets), the timers and the eventfd. */

@@ -44,6 +44,7 @@ struct tcp_run {
 	uint32_t tx_buf;            /* bytes per transmit buffer */
 	bool peer_mac_known;
 	uint64_t ticks_per_ms;
+	uint64_t pace_ticks;        /* --pace-ns: the guest's own work per data segment */
 	uint64_t lapic_fires_at;    /* TSC when the armed APIC timer should fire ... */
 	uint64_t lapic_armed_seq;   /* ... if timer_seq still reads this (0: never armed) */
 	uint64_t rx_frames, rx_dropped, waits_halted;
@@ -115,7 +116,12 @@ static void send_arp(bool reply, const uint8_t *mac, uint32_t ip)
 	tx_frame(buf, inet_build_arp(buf + NET_HDR, &r.ep, reply, mac, ip));
 }
 
-/* Everything TCP wants to send now, as long as buffers last. */
+static bool rx_poll(uint64_t now);
+
+/* Everything TCP wants to send now, as long as buffers last.  The ACKs
+ * that come back meanwhile are taken before every segment, as a Linux
+ * guest's receive interrupt takes them while it transmits: so the window
+ * keeps opening, and the receive ring never runs dry and drops them. */
 static bool send_segments(uint64_t now)
 {
 	struct tcp_out out;
@@ -124,11 +130,20 @@ static bool send_segments(uint64_t now)
 	for (;;) {
 		uint8_t *buf;
 
-		if (!r.nfree)
-			tx_reclaim();
+		/* The host's used buffers first, as a 2008 start_xmit freed old
+		 * skbs before each packet: their descriptors go back on the free
+		 * list now, so the ring is only full when the host is behind. */
+		tx_reclaim();
+		if (sent)
+			rx_poll(now);
 		if (!r.nfree || !tcp_next(&r.t, now, &out))
 			return sent;
 		buf = r.free_tx[--r.nfree];
+		/* Stand-in for the rest of a 2008 guest's work per packet (its
+		 * socket copy and stack; this sender's own is small): the host
+		 * sees data segments at that rate, as the raw workload's frames. */
+		if (out.len)
+			spin_ticks(r.pace_ticks);
 		write_net_hdr(buf, true, out.len);
 		tx_frame(buf, inet_build_tcp(buf + NET_HDR, &r.ep, &out));
 		sent = true;
@@ -316,6 +331,7 @@ static int setup(const struct params *p)
 		return -1;
 	r.p = p;
 	r.ticks_per_ms = p->tsc_khz;
+	r.pace_ticks = gvq_ns_to_ticks(p->pace_ns, p->tsc_khz);
 	r.tx_buf = p->tso ? TSO_BUF : RX_BUF;
 	r.free_tx = alloc_pages(sizeof(*r.free_tx) * pool);
 	mem = alloc_pages((uint64_t)pool * r.tx_buf);
