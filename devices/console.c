@@ -7,7 +7,8 @@
  * (console_tx_continue), looking at the stop flag in between.
  * Input: a thread reads stdin into a small pending buffer and hands it to
  * whatever receive buffers the guest has posted; a later notify on the
- * receiveq (new buffers) delivers the rest.  Both paths hold the transport
+ * receiveq (new buffers) delivers the rest.  At EOF the thread ends; while
+ * stdin is a terminal the run is a background job of, it waits.  Both paths hold the transport
  * lock, so they never walk the receiveq at the same time.
  * Stats: the byte counts and continuation rounds, appended to the stats
  * block by console_report_stats where the launcher's order puts them.
@@ -45,6 +46,10 @@ enum { CONSOLE_RX = 0, CONSOLE_TX = 1 };
  * 128 KiB: a notify covering 1024 such chains can no longer keep the vCPU
  * thread from SIGTERM for the minutes 64 MiB can take to a slow terminal. */
 #define CONSOLE_TX_WEIGHT_BYTES (64u << 10)
+/* How often input from a terminal that belongs to the foreground job is
+ * tried again: a background run wakes this thread 5 times a second, and
+ * after `fg` the first keystroke waits at most this long. */
+#define CONSOLE_BACKGROUND_RETRY_MS 200
 
 static void write_all(int fd, const uint8_t *p, size_t n)
 {
@@ -193,6 +198,14 @@ static void *console_input_thread(void *arg)
 		n = read(con->in_fd, con->pending, sizeof(con->pending));
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EIO) {
+			/* stdin is the terminal of a job we are in the
+			 * background of (SIGTTIN ignored: launcher/run.c): its
+			 * input is the foreground's until we are brought back.
+			 * Look again now and then; nothing typed is lost. */
+			poll(NULL, 0, CONSOLE_BACKGROUND_RETRY_MS);
+			continue;
+		}
 		if (n <= 0)
 			return NULL;   /* EOF: the guest simply gets no more input */
 		pthread_mutex_lock(&con->mmio.lock);

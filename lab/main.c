@@ -15,9 +15,16 @@
  * guests and tabulates them, receive.c and send.c are the two host-side
  * ends of the tcp workload's stream, trace_cmd.c reads the timeline
  * `run --trace` recorded.
+ *
+ * Before that it makes sure descriptors 0, 1 and 2 are open, whatever the
+ * caller left closed: every command opens files (the stats JSON, /dev/kvm,
+ * a trace, a receiver's socket), and the first of them would otherwise
+ * become "stdout" -- guest output written into the --stats-json file.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "options.h"
@@ -88,8 +95,19 @@ static void print_command_names(FILE *f)
 		fprintf(f, "%s'%s'", i == 0 ? "" : i + 1 < NCOMMANDS ? ", " : " or ", commands[i].name);
 }
 
+/* A closed standard stream becomes /dev/null: reading it gives EOF and
+ * writing it goes nowhere, as the caller meant by closing it.  open()
+ * takes the lowest free number, so each one lands on the hole it fills. */
+static void open_closed_std_streams(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
+			return;   /* no /dev/null: nothing better to put there */
+}
+
 int main(int argc, char **argv)
 {
+	open_closed_std_streams();
 	if (argc < 2) {
 		fprintf(stderr, "lguest-kvm: no command given -- use 'lguest-kvm run' or 'lguest-kvm table' (see --help)\n");
 		return EXIT_USAGE;

@@ -177,6 +177,12 @@ int lkvm_run(const struct run_options *o)
 	sigaction(SIGUSR1, &kick, NULL);
 	/* A closed stdout (run | head) must not kill us before the stats. */
 	signal(SIGPIPE, SIG_IGN);
+	/* A run started as a background job (`run ... &` in an interactive
+	 * shell) with its terminal as stdin: the console input thread's read
+	 * would stop the whole process with SIGTTIN, guest and timers
+	 * included, until `fg`.  Ignored, that read fails with EIO instead,
+	 * and the thread waits for the terminal (devices/console.c). */
+	signal(SIGTTIN, SIG_IGN);
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
