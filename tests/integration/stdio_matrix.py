@@ -18,14 +18,18 @@ kinds of streams) runs to its end, and the combination passes when:
   - it exited with the expected status: a signal death (SIGSYS above all)
     or a stop (SIGTTIN, SIGTTOU) fails it, and so does a hang (the limit);
   - every --out pattern is in what it wrote to stdout, every --err pattern
-    in what it wrote to stderr, wherever those went (skipped for
-    /dev/null; streams that share the pty are checked together).
+    in what it wrote to stderr, wherever those went (skipped for /dev/null
+    and closed streams; streams that share the pty are checked together);
+  - every --then command (a check of a file it wrote) exits 0.
 --matrix full runs every stdout kind against every stderr kind (16) with
 stdin taking each kind in turn; --matrix same runs one combination per kind
-with all three streams on it (for the slow emulator VM).  Both add one run
-as a background job of its terminal (`cmd &` in an interactive shell):
-all three streams on the pty, the command in a process group that is not
-the terminal's foreground group.
+with all three streams on it (for the slow emulator VM).  Both add runs
+with streams closed (`cmd >&-`: full closes each in turn, same closes
+stdin and stdout together), and one run as a background job of its
+terminal (`cmd &` in an interactive shell): all three streams on the pty,
+the command in a process group that is not the terminal's foreground
+group.  Several commands can share one interpreter start: separate their
+cases with --and.
 
 It prints one line per combination and exits 0 only if all passed.
 """

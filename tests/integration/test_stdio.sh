@@ -44,7 +44,7 @@ help_cases=(--name help --out '^usage: lguest-kvm run' -- "$LKVM" --help
 	--and --name usage --status 2 --err "^lguest-kvm run: unknown or incomplete option '--no-such-option'" --
 	"$LKVM" run --no-such-option)
 for cmd in run table receive send trace; do
-	help_cases+=(--and --name "$cmd-help" --out "^usage: lguest-kvm $cmd" -- "$LKVM" $cmd --help)
+	help_cases+=(--and --name "$cmd-help" --out "^usage: lguest-kvm $cmd" -- "$LKVM" "$cmd" --help)
 done
 check "--help, --version, each command's --help, a usage error (exit 2, its one line)" same "${help_cases[@]}"
 
