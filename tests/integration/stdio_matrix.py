@@ -35,6 +35,7 @@ It prints one line per combination and exits 0 only if all passed.
 """
 import argparse
 import fcntl
+import json
 import os
 import re
 import select
@@ -187,7 +188,7 @@ def spawn(argv, streams, background, status_file):
         os.closerange(3, 4096)
         default_signals()
         if background:
-            os.execv(sys.executable, [sys.executable, __file__, '--background-wrapper', status_file, '--'] + argv)
+            background_wrapper(status_file, argv)
         os.execv(argv[0], argv)
     except BaseException as e:
         os.write(2, ('stdio_matrix: cannot start %s: %s\n' % (argv[0], e)).encode())
@@ -196,7 +197,9 @@ def spawn(argv, streams, background, status_file):
 
 def background_wrapper(status_file, argv):
     """The session leader and foreground group of the pty; the command
-    runs in a background group of the same session, like a shell's job."""
+    runs in a background group of the same session, like a shell's job.
+    (A fork, not a second interpreter: Python starts in seconds under the
+    emulator.)"""
     pid = os.fork()
     if pid == 0:
         os.setpgid(0, 0)
@@ -321,29 +324,30 @@ def tail(proc):
     return ''
 
 
-def combinations(matrix, stdin_kinds):
-    """(label, {'in', 'out', 'err'} -> kind, background)"""
+def combinations(matrix, kinds, stdin_kinds, closed, background):
+    """[({'in', 'out', 'err'} -> kind, as a background job?)]"""
     runs = []
     if matrix == 'full':
         # stdin's kind: a Latin square over the other two, so that each
         # stdin kind meets each stdout kind and each stderr kind once.
-        for i, out in enumerate(KINDS):
-            for j, err in enumerate(KINDS):
+        for i, out in enumerate(kinds):
+            for j, err in enumerate(kinds):
                 runs.append(({'in': stdin_kinds[(i + j) % len(stdin_kinds)], 'out': out, 'err': err}, False))
     else:
-        for k in KINDS:
+        for k in kinds:
             runs.append(({'in': k if k in stdin_kinds else stdin_kinds[0], 'out': k, 'err': k}, False))
-    if 'tty' in stdin_kinds:
+    if background and 'tty' in stdin_kinds:
         runs.append(({'in': 'tty', 'out': 'tty', 'err': 'tty'}, True))
     # Closed by the caller (`cmd >&-`): the first file the command opens
     # must not become its stdout.
     first = 'file' if 'file' in stdin_kinds else stdin_kinds[0]
-    if matrix == 'full':
-        runs += [({'in': 'closed' if 'null' in stdin_kinds else first, 'out': 'file', 'err': 'file'}, False),
+    no_stdin = 'closed' if 'null' in stdin_kinds else first
+    if closed and matrix == 'full':
+        runs += [({'in': no_stdin, 'out': 'file', 'err': 'file'}, False),
                  ({'in': first, 'out': 'closed', 'err': 'file'}, False),
                  ({'in': first, 'out': 'file', 'err': 'closed'}, False)]
-    else:
-        runs.append(({'in': 'closed' if 'null' in stdin_kinds else first, 'out': 'closed', 'err': 'file'}, False))
+    elif closed:
+        runs.append(({'in': no_stdin, 'out': 'closed', 'err': 'file'}, False))
     return runs
 
 
@@ -357,8 +361,12 @@ def parser():
     ap.add_argument('--err', action='append', default=[], help='a regex stderr must hold')
     ap.add_argument('--stdin', default='', help='what stdin holds (a file, a pipe, typed on the pty)')
     ap.add_argument('--stdin-kinds', default=','.join(KINDS))
+    ap.add_argument('--kinds', default=','.join(KINDS), help='the kinds stdout and stderr take')
     ap.add_argument('--no-background', action='store_true',
                     help='no background-job run (for a command that waits for input it cannot get there)')
+    ap.add_argument('--no-closed', action='store_true', help='no runs with closed streams')
+    ap.add_argument('--json-file', action='append', default=[],
+                    help='a file that must hold valid JSON after each combination ({dir}: its folder)')
     ap.add_argument('--peer', help='a command line (split on spaces) started first, under the same '
                     'kinds of streams; {ready} in it is a file it writes ADDR:PORT to once listening, '
                     'and {port} in the command becomes that port')
@@ -378,7 +386,7 @@ def run_case(a, tmp):
     stdin_kinds = a.stdin_kinds.split(',')
     stdin_data = a.stdin.encode().decode('unicode_escape').encode()
     failed = 0
-    runs = [r for r in combinations(a.matrix, stdin_kinds) if not (a.no_background and r[1])]
+    runs = combinations(a.matrix, a.kinds.split(','), stdin_kinds, not a.no_closed, not a.no_background)
     for n, (kinds, bg) in enumerate(runs):
         label = 'in=%s out=%s err=%s%s' % (kinds['in'], kinds['out'], kinds['err'], ' (background job)' if bg else '')
         tag = '%s.c%d' % (re.sub(r'[^\w.-]', '_', a.name), n)
@@ -409,6 +417,13 @@ def run_case(a, tmp):
                 check('command', procs[-1], a.status, a.out, a.err, problems)
             if peer:
                 check('peer', peer, a.peer_status, a.peer_out, a.peer_err, problems)
+            for path in a.json_file:
+                path = path.replace('{dir}', cdir)
+                try:
+                    with open(path) as f:
+                        json.load(f)
+                except (OSError, ValueError) as e:
+                    problems.append('%s: not JSON: %s' % (path, e))
             for then in a.then:
                 argv = [w.replace('{dir}', cdir) for w in then.split()]
                 r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -431,8 +446,6 @@ def run_case(a, tmp):
 
 
 def main():
-    if len(sys.argv) > 2 and sys.argv[1] == '--background-wrapper':
-        background_wrapper(sys.argv[2], sys.argv[4:])
     # Several commands in one go (one interpreter start): cases split at --and.
     cases, cur = [], []
     for w in sys.argv[1:]:

@@ -35,7 +35,6 @@ matrix_of() {
 matrix() { matrix_of full "$@"; }
 same() { matrix_of same "$@"; }
 RECEIVE="$LKVM receive --listen 127.0.0.1:0 --ready {ready} --bytes 1M --timeout $(scaled 30)"
-JSON_OK="python3 -m json.tool"
 STATS='^--- lguest-kvm stats ---$'
 
 # ---- the commands that only print: help, version, a usage error ----
@@ -57,7 +56,7 @@ for model in lguest threaded; do
 	[ $model = lguest ] && waker=(--timer-wait spin)
 	check "run --vm none --model $model: raw, --stats-json and --trace files readable afterwards" \
 		matrix --name "run-$model-raw" --out '^raw: done' --err "$STATS" --err '^tx_verify +ok$' \
-		--then "$JSON_OK {dir}/s.json" --then "$LKVM trace {dir}/t.trace" -- \
+		--json-file "{dir}/s.json" --then "$LKVM trace {dir}/t.trace" -- \
 		"$LKVM" run --vm none --model $model --bytes 1M --stats-json "{dir}/s.json" --trace "{dir}/t.trace"
 	# tcp over libslirp to `lguest-kvm receive`, both under the same streams
 	check "run --vm none --model $model: tcp over --net user to receive" \
@@ -74,7 +73,7 @@ check "run --stats-json /dev/stdout: the JSON on stdout" \
 # ---- table: a tiny one, both models; its runs and receivers are its children ----
 check "table --rows 10 --repeat 1 --bytes 1M, both models" \
 	same --name table --out '^Model: lguest, no VM' --out '^Model: threaded, no VM' --out '^10 +[0-9.]+ ' \
-	--then "$JSON_OK {dir}/t.json" -- \
+	--json-file "{dir}/t.json" -- \
 	"$LKVM" table --rows 10 --repeat 1 --bytes 1M --vm none --model both --json "{dir}/t.json"
 
 # ---- send and receive: each other's peer ----
