@@ -12,9 +12,16 @@
  *   spin-read   non-blocking read() in a loop: is the timer itself late,
  *               or only the sleeping thread's wake-up?
  *   spin-clock  watch CLOCK_MONOTONIC until due (--timer-wait spin)
+ * and then how long a signal (SIGUSR1, the lguest waker's kick) takes to
+ * reach a thread spinning on CPU 0 when sent from CPU 1: the reason the
+ * --vm none guest also takes a posted kick in its spin loops
+ * (launcher/run_thread.c).
  * Usage: bench-timer-lateness [--us N] [--samples N]
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +75,62 @@ static void measure(const char *name, enum wait_kind kind, unsigned us, unsigned
 	       late[n / 2] / 1e3, late[n * 9 / 10] / 1e3, late[n * 99 / 100] / 1e3, late[n - 1] / 1e3);
 }
 
+static volatile uint64_t signal_seen;
+static volatile int spinner_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	signal_seen = now_ns();
+}
+
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	pin_self(0);
+	while (!spinner_stop)
+		;
+	return NULL;
+}
+
+/* From pthread_kill on CPU 1 to the handler running on the spinner, CPU 0. */
+static void measure_signal(unsigned n, int64_t *late)
+{
+	struct timespec gap = { .tv_nsec = 200000 };
+	pthread_t t;
+
+	signal(SIGUSR1, on_signal);
+	if (pthread_create(&t, NULL, spinner, NULL))
+		return;
+	pin_self(1);
+	nanosleep(&gap, NULL);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t0;
+
+		signal_seen = 0;
+		t0 = now_ns();
+		pthread_kill(t, SIGUSR1);
+		while (!signal_seen)
+			;
+		late[i] = (int64_t)(signal_seen - t0);
+		nanosleep(&gap, NULL);
+	}
+	spinner_stop = 1;
+	pthread_join(t, NULL);
+	qsort(late, n, sizeof(*late), by_value);
+	printf("signal     CPU 1 -> a spinning thread on CPU 0, x %u: us p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", n,
+	       late[n / 2] / 1e3, late[n * 9 / 10] / 1e3, late[n * 99 / 100] / 1e3, late[n - 1] / 1e3);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned us = 50, n = 2000;
@@ -93,6 +156,7 @@ int main(int argc, char **argv)
 	measure("sleep", SLEEP, us, n, late);
 	measure("spin-read", SPIN_READ, us, n, late);
 	measure("spin-clock", SPIN_CLOCK, us, n, late);
+	measure_signal(n, late);
 	free(late);
 	return 0;
 }

@@ -302,8 +302,9 @@ static const struct opt run_opts[] = {
 	{ OPT_WORD, "wait", "W", RUN(wait), .words = "spin|halt", .def = "spin for raw, halt for tcp",
 	  .help = "how the guest waits for the host" },
 	{ OPT_U32, "pace-ns", "N", RUN(pace_ns), 0, 10000000,
-	  .help = "guest work per frame before it is queued, e.g. 24000 for the ~24 us per packet of 2008's guest "
-		  "TCP stack" },
+	  .help = "raw: guest work per frame before it is queued, e.g. 24000 for the ~24 us per packet of 2008's "
+		  "guest TCP stack; tcp: a data segment at most every N ns, the sender's own work included (2008's "
+		  "time per packet, all in)" },
 	{ OPT_CUSTOM, "indirect", "I", RUN(indirect), .parse = parse_indirect,
 	  .accepts = "never, always, threshold or threshold:N", .def = "never",
 	  .help = "when the guest puts a frame's descriptors in an indirect table: the 2011 patch's rule" },
