@@ -8,8 +8,9 @@
  * Input: a thread reads stdin into a small pending buffer and hands it to
  * whatever receive buffers the guest has posted; a later notify on the
  * receiveq (new buffers) delivers the rest.  At EOF the thread ends; while
- * stdin is a terminal the run is a background job of, it waits.  Both paths hold the transport
- * lock, so they never walk the receiveq at the same time.
+ * stdin is a terminal the run is a background job of, it waits.  Both
+ * paths hold the transport lock, so they never walk the receiveq at the
+ * same time.
  * Stats: the byte counts and continuation rounds, appended to the stats
  * block by console_report_stats where the launcher's order puts them.
  */
