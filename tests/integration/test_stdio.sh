@@ -65,6 +65,13 @@ for model in lguest threaded; do
 		"$LKVM" run --vm none --model $model --workload tcp --net user --peer "10.0.2.2:{port}" --bytes 1M \
 		"${waker[@]}"
 done
+# The other ways out print too, under the filter: a broken ring (exit 126,
+# its one line, the stats) and --max-seconds (exit 124, the stats).
+check "run --vm none: a hostile ring, and --max-seconds" \
+	same --name run-hostile --status 126 --err '^lguest-kvm: virtio-net: net transmit queue: head index' \
+	--err '^device_errors +1$' -- "$LKVM" run --vm none --fault hostile-head --bytes 1M \
+	--and --name run-max-seconds --status 124 --err '^run_end +time-limit$' -- \
+	"$LKVM" run --vm none --model lguest --bytes 1000G --quiet --max-seconds 1
 # Its JSON on stdout itself.
 check "run --stats-json /dev/stdout: the JSON on stdout" \
 	same --name run-json-stdout --out '^  "tx_verify": "ok",$' --err "$STATS" -- \

@@ -33,6 +33,10 @@ check "run --model lguest: tcp over --net user to receive" \
 check "run --workload boot: the banner" \
 	same --name kvm-boot --out '^lguest-kvm guest stub .*running at CPL3' --err "$STATS" -- \
 	"$LKVM" run --vm kvm --model threaded --workload boot
+# A crash's report (the vCPU's registers, under the filter) and the stats.
+check "run --fault exception: exit 125, the crash named" \
+	same --name kvm-crash --status 125 --err '^lguest-kvm: guest crashed: exception 6' --err "$STATS" -- \
+	"$LKVM" run --vm kvm --fault exception
 # Input: what stdin holds reaches the guest and comes back.  Never /dev/null
 # or a background job here: the guest would wait for a line it cannot get.
 check "run --workload echo: stdin into the guest and back out" \
