@@ -247,16 +247,27 @@ void guest_exit(int status)
 
 int hosted_guest_printf(const char *fmt, ...)
 {
+	sigset_t kick_signal, mask;
 	va_list ap;
 	int n;
+
+	sigemptyset(&kick_signal);
+	sigaddset(&kick_signal, SIGUSR1);
 
 	if (hosted.rs->o->quiet)
 		return 0;
 	host_enter();       /* stdio's lock: no kick served inside it */
+	/* ...and no kick interrupting its write(): a terminal's write gives
+	 * up with EINTR when a signal is pending (the kick has no
+	 * SA_RESTART), and stdio then drops the line.  Seen on a pty under
+	 * load: "raw: done" missing from a run that exited 0.  The kick waits
+	 * for the unblock; host_leave serves it. */
+	pthread_sigmask(SIG_BLOCK, &kick_signal, &mask);
 	va_start(ap, fmt);
 	n = vfprintf(stdout, fmt, ap);
 	va_end(ap);
 	fflush(stdout);     /* as promptly as the console would show it */
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	host_leave();
 	return n;
 }
