@@ -210,7 +210,7 @@ static void describe_stopped_vcpu(struct run_state *rs)
 {
 	unsigned gsis[] = { rs->con.mmio.gsi, rs->net.mmio.gsi };
 
-	vcpu_state_describe(rs->vm.vm_fd, rs->vm.vcpu_fd, gsis, 2, rs->stopped_vcpu, sizeof(rs->stopped_vcpu));
+	vcpu_state_describe(rs->vm.vm_fd, rs->vm.vcpu_fd, &rs->vm.mem, gsis, 2, rs->stopped_vcpu, sizeof(rs->stopped_vcpu));
 }
 
 void run_vcpu(struct run_state *rs)

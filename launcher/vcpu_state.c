@@ -109,7 +109,86 @@ static void describe_ioapic(int vm_fd, const unsigned *gsis, unsigned n_gsis, ch
 	}
 }
 
-void vcpu_state_describe(int vm_fd, int vcpu_fd, const unsigned *gsis, unsigned n_gsis, char *buf, size_t size)
+/* A guest-virtual address through the guest's 4-level page tables (Intel
+ * SDM vol. 3, 4.5) to a host pointer to `len` bytes within one page; NULL
+ * if unmapped or outside RAM.  Long mode only: that is where a kernel that
+ * stopped making progress is. */
+static const uint8_t *guest_virt(const struct guest_mem *gm, uint64_t cr3, uint64_t va, size_t len)
+{
+	uint64_t table = cr3 & 0x000ffffffffff000ull, entry = 0;
+	static const uint64_t page_size[] = { 0, 1ull << 30, 1ull << 21, 1ull << 12 };
+
+	if ((va & 4095) + len > 4096)
+		return NULL;
+	for (int level = 0; level < 4; level++) {
+		unsigned shift = 39 - 9 * (unsigned)level;
+		const uint8_t *p = gmem_ptr(gm, table + ((va >> shift) & 511) * 8, 8);
+
+		if (!p)
+			return NULL;
+		memcpy(&entry, p, 8);
+		if (!(entry & 1))
+			return NULL;
+		if (level == 3 || (level > 0 && (entry & 0x80))) {
+			uint64_t size = level == 3 ? page_size[3] : page_size[level];
+			uint64_t base = entry & 0x000ffffffffff000ull & ~(size - 1);
+
+			return gmem_ptr(gm, base + (va & (size - 1)), len);
+		}
+		table = entry & 0x000ffffffffff000ull;
+	}
+	return NULL;
+}
+
+/* Up to `max` words from va on, while mapped: those that point into a
+ * kernel's text (0xffffffff80000000 up), and after one that is followed by
+ * the kernel's code selector, the RFLAGS of that interrupt frame
+ * (pt_regs: ip, cs, flags).  Returns the last word read, which at the top
+ * of Linux's interrupt stack is the interrupted task's stack pointer. */
+static uint64_t scan_stack(const struct guest_mem *gm, uint64_t cr3, uint64_t va, unsigned max, unsigned *found,
+			   char *buf, size_t size, size_t *at)
+{
+	uint64_t w = 0, prev = 0, prev2 = 0;
+
+	for (unsigned n = 0; n < max && *found < 24; n++, va += 8) {
+		const uint8_t *p = guest_virt(gm, cr3, va, 8);
+
+		if (!p)
+			break;
+		prev2 = prev;
+		prev = w;
+		memcpy(&w, p, 8);
+		if (prev == 0x10 && prev2 >= 0xffffffff80000000ull && prev2 < 0xffffffffff000000ull)
+			PUT(" (flags 0x%llx)", (unsigned long long)w);
+		if (w >= 0xffffffff80000000ull && w < 0xffffffffff000000ull) {
+			PUT(" 0x%llx", (unsigned long long)w);
+			(*found)++;
+		}
+	}
+	return w;
+}
+
+/* A rough backtrace: the stack's words into kernel text; if the stack
+ * ends (an unmapped page) in a pointer to another kernel stack -- Linux's
+ * interrupt stack keeps the interrupted one's there -- that one's too. */
+static void describe_stack(const struct guest_mem *gm, const struct kvm_regs *regs, const struct kvm_sregs *sregs,
+			   char *buf, size_t size, size_t *at)
+{
+	unsigned found = 0;
+	uint64_t last;
+
+	if (!gm || !sregs->cs.l || regs->rsp < 0xffff800000000000ull)
+		return;
+	PUT("; stack words into kernel text:");
+	last = scan_stack(gm, sregs->cr3, regs->rsp & ~7ull, 4 * 512, &found, buf, size, at);
+	if (last >= 0xffff800000000000ull && last < 0xffffffff80000000ull && (last & 7) == 0) {
+		PUT("; the stack below, at 0x%llx:", (unsigned long long)last);
+		scan_stack(gm, sregs->cr3, last, 4 * 512, &found, buf, size, at);
+	}
+}
+
+void vcpu_state_describe(int vm_fd, int vcpu_fd, const struct guest_mem *gm, const unsigned *gsis, unsigned n_gsis,
+			 char *buf, size_t size)
 {
 	static const char *const mp_states[] = {
 		"runnable", "uninitialized", "init-received", "halted", "sipi-received", "stopped",
@@ -142,4 +221,5 @@ void vcpu_state_describe(int vm_fd, int vcpu_fd, const unsigned *gsis, unsigned 
 	}
 	describe_lapic(vcpu_fd, buf, size, at);
 	describe_ioapic(vm_fd, gsis, n_gsis, buf, size, at);
+	describe_stack(gm, &regs, &sregs, buf, size, at);
 }

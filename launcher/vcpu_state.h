@@ -9,8 +9,13 @@
 #include <linux/kvm.h>
 #include <stddef.h>
 
+#include "guest_mem.h"
+
 /* Describe the vCPU of vm_fd/vcpu_fd and IOAPIC pins gsis[0..n_gsis) into
- * buf (always terminated).  Call it on the vCPU's thread, out of KVM_RUN. */
-void vcpu_state_describe(int vm_fd, int vcpu_fd, const unsigned *gsis, unsigned n_gsis, char *buf, size_t size);
+ * buf (always terminated); with gm (guest RAM), also the stack words of a
+ * 64-bit kernel that point into its text.  Call it on the vCPU's thread,
+ * out of KVM_RUN. */
+void vcpu_state_describe(int vm_fd, int vcpu_fd, const struct guest_mem *gm, const unsigned *gsis, unsigned n_gsis,
+			 char *buf, size_t size);
 
 #endif
