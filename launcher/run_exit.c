@@ -76,6 +76,8 @@ int finish(const struct run_state *rs)
 					     : rs->con.mmio.errors ? &rs->con.mmio : NULL;
 	bool raw = !strcmp(rs->o->workload, "raw") && !strcmp(rs->o->fault, "none");
 
+	if ((rs->end == END_SIGNAL || rs->end == END_TIME_LIMIT) && rs->stopped_vcpu[0])
+		fprintf(stderr, "lguest-kvm: at the stop %s\n", rs->stopped_vcpu);
 	switch (rs->end) {
 	case END_SIGNAL:
 		fprintf(stderr, "lguest-kvm: stopped by signal %d (%s)\n", rs->signal, strsignal(rs->signal));

@@ -184,6 +184,9 @@ int build_linux_guest(struct run_state *rs)
 	 * masks what the driver accepts with what was offered). */
 	rs->con.mmio.host_features &= ~o->withhold_features;
 	rs->net.mmio.host_features &= ~o->withhold_features;
+	/* The kick is a signal only: vector LKVM_KICK_VECTOR is the stub's, and
+	 * to Linux it would be an interrupt no device of ours describes. */
+	rs->vm.kick_msi = false;
 	/* COM1 for the kernel's messages, beside the console's output. */
 	uart_init(&rs->uart, o->quiet ? -1 : STDOUT_FILENO);
 	rs->linux_guest = true;

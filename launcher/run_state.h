@@ -53,6 +53,7 @@ struct run_state {
 	enum run_end end;
 	int guest_status, signal;
 	char why[300];
+	char stopped_vcpu[2000];     /* a run stopped from outside: where the vCPU stood (vcpu_state.h) */
 	struct lkvm_guest_report report;
 	int have_report;
 	double t_start, t_end;

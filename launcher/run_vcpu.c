@@ -25,6 +25,7 @@
 #include "acpi.h"
 #include "diag.h"
 #include "linux_boot.h"
+#include "vcpu_state.h"
 
 static const char *exception_name(unsigned v)
 {
@@ -203,6 +204,15 @@ static void eat_kick_signals(void)
 		;
 }
 
+/* Stopped from outside: a guest that went quiet left no exit saying where
+ * it was, so look (vcpu_state.c); finish() prints it. */
+static void describe_stopped_vcpu(struct run_state *rs)
+{
+	unsigned gsis[] = { rs->con.mmio.gsi, rs->net.mmio.gsi };
+
+	vcpu_state_describe(rs->vm.vm_fd, rs->vm.vcpu_fd, &rs->vm.mem, gsis, 2, rs->stopped_vcpu, sizeof(rs->stopped_vcpu));
+}
+
 void run_vcpu(struct run_state *rs)
 {
 	struct kvm_run *run = rs->vm.run;
@@ -214,6 +224,7 @@ void run_vcpu(struct run_state *rs)
 		if (sig) {
 			rs->signal = sig;
 			rs->end = sig == SIGALRM ? END_TIME_LIMIT : END_SIGNAL;
+			describe_stopped_vcpu(rs);
 			break;
 		}
 		/* lguest model: a TX drain that stopped at its budget is finished

@@ -274,6 +274,13 @@ static void add_common_rules(struct filter *f, const struct sandbox_config *cfg)
 		return;
 	allow_ioctl(f, cfg->vcpu_fd, KVM_RUN);
 	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_REGS);          /* crash reports */
+	/* a run stopped from outside: where the vCPU stood (vcpu_state.c) */
+	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_SREGS);
+	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_MP_STATE);
+	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_VCPU_EVENTS);
+	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_LAPIC);
+	allow_ioctl(f, cfg->vcpu_fd, KVM_GET_MSRS);
+	allow_ioctl(f, cfg->vm_fd, KVM_GET_IRQCHIP);
 	allow_ioctl(f, cfg->vm_fd, KVM_IRQ_LINE);             /* both devices' lines, from any thread */
 	allow_ioctl(f, cfg->vm_fd, KVM_SIGNAL_MSI);           /* vm_kick_vcpu */
 }

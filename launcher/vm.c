@@ -69,6 +69,7 @@ int vm_create(struct vm *vm, uint64_t mem_size)
 
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = -1;
+	vm->kick_msi = true;
 	vm->kvm_fd = open_kvm();
 	if (vm->kvm_fd < 0)
 		return -1;
@@ -243,7 +244,7 @@ void vm_kick_vcpu(struct vm *vm, pthread_t vcpu_thread)
 	struct kvm_msi msi = { .address_lo = 0xfee00000, .data = LKVM_KICK_VECTOR };
 
 	pthread_kill(vcpu_thread, SIGUSR1);
-	if (vm->vm_fd >= 0)   /* --model thread has no VM */
+	if (vm->vm_fd >= 0 && vm->kick_msi)   /* --model thread has no VM */
 		ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi);
 }
 

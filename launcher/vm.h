@@ -17,6 +17,10 @@ struct vm {
 	struct kvm_run *run;
 	int run_size;
 	struct guest_mem mem;
+	/* The kick also raises LKVM_KICK_VECTOR (vm_kick_vcpu): for the stub,
+	 * which has a gate for it; a Linux guest has none (vm_create sets it,
+	 * run_linux.c clears it). */
+	bool kick_msi;
 };
 
 /* Can /dev/kvm be opened?  -1 with the recorded reason (diag_fail) naming what to do: a command
@@ -40,8 +44,10 @@ int vm_share_host_tsc(struct vm *vm);
 
 /* Force the vCPU thread out of KVM_RUN.  Under kvm_pvm a signal alone is not
  * enough while the guest spins at CPL3 (it runs natively and the signal is
- * only noticed on the next trip through KVM), so the kick also injects an
- * interrupt on LKVM_KICK_VECTOR, which makes that trip happen. */
+ * only noticed on the next trip through KVM), so for the stub the kick also
+ * injects an interrupt on LKVM_KICK_VECTOR, which makes that trip happen.
+ * Not for a Linux guest (kick_msi clear): to it that vector is an
+ * interrupt no device of its machine raises. */
 void vm_kick_vcpu(struct vm *vm, pthread_t vcpu_thread);
 
 /* A write of `value` (4 bytes) to `gpa` signals `efd` without leaving the guest. */

@@ -4,17 +4,29 @@
 # tables, its virtio_console gives /init hvc0, and its virtio_net sends a
 # stream over TCP through libslirp to `lguest-kvm receive`, which verifies
 # every byte -- once with event-idx negotiated and once with it withheld.
-# The stream is LKVM_LINUX_TCP_BYTES long (default 4M: over libslirp in the
-# emulator VM a Linux guest moves ~0.1 MB/s, so the issue's 64 MiB would
-# take ~11 minutes per run; docs/linux-guest.md).
+# The first transfer's boot is also the boot check (/init on hvc0, both
+# LNRO0005 devices bound).  The stream is LKVM_LINUX_TCP_BYTES long
+# (default 1M: in the emulator VM a Linux guest moves ~0.1 MB/s over
+# libslirp, so the issue's 64 MiB is a by-hand run; docs/linux-guest.md).
 #
-# The boot and the transfers run only with LKVM_LINUX_BOOT=1 (they hang in
-# the emulator VM's early boot too often for CI yet).
 # On the host first (no VM needed): a file that is not a kernel, a
 # truncated kernel and a missing initrd are refused with one line, exit 1;
 # and the initramfs is built into the build tree's cache, which the
 # emulator VM reads (its / is read-only).  Then, with KVM (the emulator VM
-# where there is no /dev/kvm): the boot and the two transfers.
+# where there is no /dev/kvm): the two transfers.
+#
+# The boots and transfers run only with LKVM_LINUX_BOOT=1: in the emulator
+# VM most boots hang on the emulator's fault below (7 of 8 in the one CI-
+# style run, 1058 s and a failure), which CI's time cannot hold.
+#
+# Retries, in the emulator VM only: QEMU 7.2's nested SVM sometimes hands
+# the guest a timer interrupt while its interrupts are off; Linux then
+# deadlocks in early boot (docs/linux-guest.md, "The early-boot hang").
+# A run that hit its time limit with exactly that on the stack the
+# launcher printed -- the vCPU spinning with interrupts off over an
+# interrupt frame whose saved RFLAGS has IF clear -- is run again, at most
+# LKVM_LINUX_ATTEMPTS times (default 4), each retry said.  Any other
+# failure fails at once; on KVM hardware nothing is retried.
 . "$(dirname "$0")/lib.sh"
 BUILD=$(cd "$(dirname "$LKVM")" && pwd)
 
@@ -42,40 +54,47 @@ if [ -z "${LKVM_IN_VM:-}" ]; then
 	check "an unknown feature name: usage error" [ "$(rc_of badfeature)" = 2 ]
 	check "the initramfs builds" "$BUILD/linux-guest/make-initramfs.sh" "${kernel#/boot/vmlinuz-}"
 	[ "$FAIL" -eq 0 ] || { echo "$PASS passed, $FAIL failed"; exit 1; }
-	# The boot in the emulator VM hangs in early boot too often to be a CI
-	# test yet (docs/linux-guest.md, "What remains"): asked for, not default.
 	if [ "${LKVM_LINUX_BOOT:-0}" != 1 ]; then
-		echo "note: the Linux boot and transfers were not run (LKVM_LINUX_BOOT=1 runs them; docs/linux-guest.md)"
+		echo "note: the Linux boots and transfers were not run: LKVM_LINUX_BOOT=1 runs them (the emulator VM's" \
+			"interrupt fault hangs most boots; docs/linux-guest.md, \"The early-boot hang, diagnosed\")"
 		echo "$PASS passed, $FAIL failed"
 		exit 0
 	fi
 fi
 need_kvm
-BYTES=${LKVM_LINUX_TCP_BYTES:-4M}
-# Limits: a boot takes ~1 minute in the emulator VM, a second or two on KVM.
+BYTES=${LKVM_LINUX_TCP_BYTES:-1M}
+ATTEMPTS=${LKVM_LINUX_ATTEMPTS:-4}
+# Limits: a boot takes 30-60 s in the emulator VM, a second or two on KVM.
 limit() { if [ -n "${LKVM_IN_VM:-}" ]; then echo "$1"; else echo "$2"; fi; }
 
-# --workload boot: /init reached, on hvc0, and its status is the run's.
-timeout -s KILL "$(limit 300 60)" "$LKVM" run --guest linux --net sink --mem 256M --max-seconds "$(limit 240 40)" \
-	--stats-json "$TMP/boot.json" </dev/null >"$TMP/boot.out" 2>"$TMP/boot.err"
-rc=$?
-check "boot: exit 0 (rc $rc)" [ "$rc" = 0 ]
-check "boot: the kernel's messages on COM1" grep -q "Linux version" "$TMP/boot.out"
-check "boot: /init reached, speaking on hvc0" grep -q "lkvm-linux: /init reached on hvc0" "$TMP/boot.out"
-check "boot: both LNRO0005 devices bound (console 3, net 1)" \
-	bash -c "grep -q 'device 0x0003 features' '$TMP/boot.out' && grep -q 'device 0x0001 features' '$TMP/boot.out'"
-[ "$rc" = 0 ] || { tail -30 "$TMP/boot.out"; tail -5 "$TMP/boot.err"; }
+# The emulator's fault, as the launcher's stop line shows it (above).
+emulator_irq_fault() {   # ERR-FILE
+	local line
+	line=$(grep -a "at the stop the vCPU was runnable" "$1" | grep "interrupts off") || return 1
+	for f in $(echo "$line" | grep -o "(flags 0x[0-9a-f]*)" | grep -o "0x[0-9a-f]*"); do
+		[ $((f & 0x200)) = 0 ] && return 0
+	done
+	return 1
+}
 
-# --workload tcp over libslirp, with and without event-idx.
+# --workload tcp over libslirp, retried only on the emulator's fault.
 tcp_run() {   # NAME [RUN ARGS...]
-	local name=$1; shift
-	start_receiver "$BYTES" 60
-	timeout -s KILL "$(limit 400 120)" "$LKVM" run --guest linux --workload tcp --bytes "$BYTES" --net user \
-		--peer "10.0.2.2:$RX_PORT" --mem 256M --max-seconds "$(limit 360 100)" --stats-json "$TMP/$name.json" "$@" \
-		</dev/null >"$TMP/$name.out" 2>"$TMP/$name.err"
-	echo $? >"$TMP/$name.rc"
-	wait "$RX_PID"
-	cp "$TMP/rx.rc" "$TMP/$name.rxrc"; cp "$TMP/rx.out" "$TMP/$name.rxout"; cp "$TMP/rx.err" "$TMP/$name.rxerr"
+	local name=$1 attempt rc; shift
+	for attempt in $(seq "$ATTEMPTS"); do
+		start_receiver "$BYTES" 60
+		timeout -s KILL "$(limit 200 120)" "$LKVM" run --guest linux --workload tcp --bytes "$BYTES" --net user \
+			--peer "10.0.2.2:$RX_PORT" --mem 128M --max-seconds "$(limit 160 100)" --stats-json "$TMP/$name.json" "$@" \
+			</dev/null >"$TMP/$name.out" 2>"$TMP/$name.err"
+		rc=$?
+		echo $rc >"$TMP/$name.rc"
+		[ "$rc" = 124 ] && pkill -TERM -P "$RX_PID" 2>/dev/null   # the receiver's timeout, which stops it
+		wait "$RX_PID"
+		cp "$TMP/rx.rc" "$TMP/$name.rxrc"; cp "$TMP/rx.out" "$TMP/$name.rxout"; cp "$TMP/rx.err" "$TMP/$name.rxerr"
+		[ "$rc" = 124 ] && [ -n "${LKVM_IN_VM:-}" ] && emulator_irq_fault "$TMP/$name.err" || break
+		echo "note: $name attempt $attempt of $ATTEMPTS hung in early boot on the emulator's interrupt-with-IF-clear fault" \
+			"(docs/linux-guest.md); $(grep -a -o 'at the stop the vCPU was [^;]*' "$TMP/$name.err")"
+		echo "$attempt" >"$TMP/$name.retries"
+	done
 }
 feature() {   # NAME KEY BIT -> 1 if the bit is set
 	python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))[sys.argv[2]], 16) >> int(sys.argv[3]) & 1)' \
@@ -84,6 +103,12 @@ feature() {   # NAME KEY BIT -> 1 if the bit is set
 for variant in eventidx noeventidx; do
 	if [ "$variant" = eventidx ]; then tcp_run "$variant"; else tcp_run "$variant" --withhold-features event-idx; fi
 	check "$variant: the guest's exit 0 (rc $(cat "$TMP/$variant.rc"))" [ "$(cat "$TMP/$variant.rc")" = 0 ]
+	if [ "$variant" = eventidx ]; then
+		check "boot: the kernel's messages on COM1" grep -q "Linux version" "$TMP/$variant.out"
+		check "boot: /init reached, speaking on hvc0" grep -q "lkvm-linux: /init reached on hvc0" "$TMP/$variant.out"
+		check "boot: both LNRO0005 devices bound (console 3, net 1)" \
+			bash -c "grep -q 'device 0x0003 features' '$TMP/$variant.out' && grep -q 'device 0x0001 features' '$TMP/$variant.out'"
+	fi
 	check "$variant: the receiver verified $BYTES (rc $(cat "$TMP/$variant.rxrc"))" [ "$(cat "$TMP/$variant.rxrc")" = 0 ]
 	check "$variant: lkvm-guest saw the receiver's clean close" grep -q "sent [0-9]* bytes, the receiver closed cleanly" "$TMP/$variant.out"
 	check "$variant: the host counted notifies" [ "$(json_get "$TMP/$variant.json" tx_queue_notifies)" -gt 0 ]
