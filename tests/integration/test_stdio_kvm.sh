@@ -37,6 +37,10 @@ check "run --workload boot: the banner" \
 check "run --fault exception: exit 125, the crash named" \
 	same --name kvm-crash --status 125 --err '^lguest-kvm: guest crashed: exception 6' --err "$STATS" -- \
 	"$LKVM" run --vm kvm --fault exception
+# A run stopped by --max-seconds: where it left the vCPU, and the stats.
+check "run --fault hang --max-seconds 1: exit 124, the stats" \
+	same --name kvm-time-limit --status 124 --err '^run_end +time-limit$' -- \
+	"$LKVM" run --vm kvm --fault hang --quiet --max-seconds 1
 # Input: what stdin holds reaches the guest and comes back.  Never /dev/null
 # or a background job here: the guest would wait for a line it cannot get.
 check "run --workload echo: stdin into the guest and back out" \
