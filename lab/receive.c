@@ -35,16 +35,6 @@
 
 #define RECV_BUF_BYTES (1u << 20)   /* few syscalls per GiB, still cache-friendly */
 
-struct receive_options {
-	struct sockaddr_in listen;
-	uint64_t bytes;             /* the stream's exact length; 0: not given */
-	uint64_t close_after;       /* test aid: reset after this many; 0: never */
-	const char *ready;          /* created once listening */
-	const char *json;
-	uint32_t timeout;           /* seconds without a connection or data */
-	bool quiet;
-};
-
 /* What happened, for the exit code, the message and the JSON. */
 struct receive_result {
 	const char *result;         /* ok | closed-after | mismatch | short | overrun | reset | timeout | error */
@@ -63,7 +53,7 @@ static bool parse_listen(const char *arg, void *opts)
 }
 
 /* The options of `receive`, each described once (common/opt_table.h). */
-static const struct opt receive_opts[] = {
+const struct opt receive_opts[] = {
 	{ OPT_SIZE, "bytes", "SIZE", RECV(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
 	  .def = "none: required", .help = "the stream's length, K/M/G suffixes" },
 	{ OPT_CUSTOM, "listen", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_listen,
@@ -101,7 +91,7 @@ static void receive_defaults(struct receive_options *o)
 	o->timeout = 30;
 }
 
-static int receive_parse(struct receive_options *o, int argc, char **argv)
+int receive_parse(struct receive_options *o, int argc, char **argv)
 {
 	struct receive_options defaults;
 	const struct opt_command cmd = { .name = "receive", .table = receive_opts, .intro = receive_intro, .outro = receive_outro,

@@ -33,16 +33,6 @@
 
 #define SEND_BUF_BYTES (1u << 20)   /* regenerated per write: no pattern-sized buffer */
 
-struct send_options {
-	struct sockaddr_in connect;
-	bool have_connect;
-	uint64_t bytes;
-	uint64_t corrupt_at;        /* test aid: flip this byte ... */
-	bool corrupt;               /* ... if set */
-	uint32_t timeout;           /* seconds the receiver may stall us */
-	bool quiet;
-};
-
 #define SEND(field) offsetof(struct send_options, field)
 
 static bool parse_connect(const char *arg, void *opts)
@@ -61,7 +51,7 @@ static bool note_corrupt(const char *arg, void *opts)
 }
 
 /* The options of `send`, each described once (common/opt_table.h). */
-static const struct opt send_opts[] = {
+const struct opt send_opts[] = {
 	{ OPT_CUSTOM, "connect", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_connect,
 	  .accepts = "IPv4 ADDR:PORT such as 127.0.0.1:5001", .def = "none: required",
 	  .help = "the receiver's address and port" },
@@ -89,7 +79,7 @@ static const char send_outro[] =
 "Exit status: 0 all sent and the receiver closed cleanly; 1 connection refused,\n"
 "reset or timed out; 2 usage.\n";
 
-static int send_parse(struct send_options *o, int argc, char **argv)
+int send_parse(struct send_options *o, int argc, char **argv)
 {
 	struct send_options defaults = { .timeout = 30 };
 	const struct opt_command cmd = { .name = "send", .table = send_opts, .intro = send_intro, .outro = send_outro,

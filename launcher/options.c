@@ -277,7 +277,7 @@ static bool parse_host_ip(const char *arg, void *opts)
 
 /* ---- the options of `run`, each described once ---- */
 
-static const struct opt run_opts[] = {
+const struct opt run_opts[] = {
 	OPT_SECTION_ROW("Guest and workload:"),
 	{ OPT_SIZE, "mem", "SIZE", RUN(mem), 16ull << 20, 3ull << 30, .parse = mem_to_pages,
 	  .accepts = "16M to 3G", .help = "guest RAM" },
