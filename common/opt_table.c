@@ -177,7 +177,10 @@ int opt_parse(const struct opt_command *cmd, void *opts, int argc, char **argv, 
 	longopts[n++] = (struct option){ "version", no_argument, NULL, 'V' };
 	longopts[n] = (struct option){ 0 };
 
-	optind = 1;
+	/* 0, not 1: glibc then starts afresh.  With 1 it would go on with the
+	 * rest of a short-option cluster the last parse left unread ("-hV"
+	 * stops at h) -- a pointer into that parse's argv, perhaps freed. */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hV", longopts, &index)) != -1) {
 		char accepts[400], what[480];
