@@ -57,7 +57,7 @@ const struct opt receive_opts[] = {
 	{ OPT_SIZE, "bytes", "SIZE", RECV(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
 	  .def = "none: required", .help = "the stream's length, K/M/G suffixes" },
 	{ OPT_CUSTOM, "listen", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_listen,
-	  .accepts = "IPv4 ADDR:PORT such as 0.0.0.0:5001", .def = "0.0.0.0:5001",
+	  .accepts = "IPv4 ADDR:PORT, PORT 0 to 65535, such as 0.0.0.0:5001", .def = "0.0.0.0:5001",
 	  .help = "the address to listen on; port 0: any free port, written to --ready" },
 	{ OPT_STRING, "ready", "FILE", RECV(ready), .help = "once listening, create FILE holding ADDR:PORT" },
 	{ OPT_U32, "timeout", "SECONDS", RECV(timeout), 1, 86400,
@@ -108,7 +108,7 @@ int receive_parse(struct receive_options *o, int argc, char **argv)
 	if (!o->bytes)
 		return usage_error("receive", "%s--bytes SIZE is required", "");
 	if (o->close_after > o->bytes)
-		return usage_error("receive", "--close-after%s is more than --bytes", "");
+		return usage_error("receive", "--close-after: expected at most --bytes, the stream's length%s", "");
 	return 0;
 }
 

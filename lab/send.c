@@ -53,11 +53,12 @@ static bool note_corrupt(const char *arg, void *opts)
 /* The options of `send`, each described once (common/opt_table.h). */
 const struct opt send_opts[] = {
 	{ OPT_CUSTOM, "connect", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_connect,
-	  .accepts = "IPv4 ADDR:PORT such as 127.0.0.1:5001", .def = "none: required",
+	  .accepts = "IPv4 ADDR:PORT, PORT 1 to 65535, such as 127.0.0.1:5001", .def = "none: required",
 	  .help = "the receiver's address and port" },
 	{ OPT_SIZE, "bytes", "SIZE", SEND(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
 	  .def = "none: required", .help = "bytes to send, K/M/G suffixes" },
-	{ OPT_SIZE, "corrupt-at", "OFFSET", SEND(corrupt_at), 0, UINT64_MAX, .parse = note_corrupt,
+	/* an offset inside the stream: below --bytes, so at most 2^64 - 2 */
+	{ OPT_SIZE, "corrupt-at", "OFFSET", SEND(corrupt_at), 0, UINT64_MAX - 1, .parse = note_corrupt,
 	  .accepts = "a byte offset, K/M/G suffixes", .def = "none",
 	  .help = "test aid: flip the stream's byte at OFFSET" },
 	{ OPT_U32, "timeout", "SECONDS", SEND(timeout), 1, 86400,
@@ -97,7 +98,7 @@ int send_parse(struct send_options *o, int argc, char **argv)
 	if (!o->bytes)
 		return usage_error("send", "%s--bytes SIZE is required", "");
 	if (o->corrupt && o->corrupt_at >= o->bytes)
-		return usage_error("send", "--corrupt-at%s is past the end of the stream (--bytes)", "");
+		return usage_error("send", "--corrupt-at: expected an offset below --bytes, the stream's length%s", "");
 	return 0;
 }
 

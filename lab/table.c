@@ -60,7 +60,7 @@ static void on_table_signal(int sig)
 static int add_row(struct table *t, const char *label, const char *policy, const char *const *args)
 {
 	if (t->nrows == MAX_ROWS)
-		return usage_error("table", "too many rows (limit 64)%s", "");
+		return usage_error("table", "--rows: too many rows (at most 64)%s", "");
 	for (unsigned m = 0; m < 2; m++) {
 		struct row *r = &t->rows[m][t->nrows];
 
@@ -76,11 +76,24 @@ static int add_row(struct table *t, const char *label, const char *policy, const
 
 /* The label and --policy value of a notify or cost row's word: a number
  * is a static threshold.  0, or a usage error. */
-static int policy_of_word(const char *word, char *label, size_t lsize, char *policy, size_t psize)
+static int policy_of_word(const struct table *t, const char *word, char *label, size_t lsize, char *policy,
+			  size_t psize)
 {
 	char *end;
 	long n = strtol(word, &end, 10);
+	uint32_t ring = 128;   /* run's default */
 
+	/* The last --ring passed on is the one every run gets (a bad one is
+	 * the run parser's to refuse). */
+	for (unsigned i = 0; i + 1 < t->npass; i++)
+		if (!strcmp(t->pass[i], "--ring") && !parse_u32(t->pass[i + 1], 2, 1024, &ring))
+			ring = 1024;
+	if (*word && !*end && n > (long)ring && n <= 1024) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "threshold %ld: expected at most --ring %u", n, ring);
+		return usage_error("table", "--rows: %s (or dynamic|dynamic-exact|always|event-idx|event-desc)", what);
+	}
 	if (*word && !*end && n >= 0 && n <= 1024) {
 		snprintf(label, lsize, "%ld", n);
 		snprintf(policy, psize, "static:%ld", n);
@@ -89,8 +102,8 @@ static int policy_of_word(const char *word, char *label, size_t lsize, char *pol
 		snprintf(label, lsize, "%c%s", toupper((unsigned char)word[0]), word + 1);
 		snprintf(policy, psize, "%s", word);
 	} else {
-		return usage_error("table", "--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx|"
-				   "event-desc", word);
+		return usage_error("table", "--rows: '%s' is not a threshold (0 to 1024, at most --ring) or dynamic|"
+				   "dynamic-exact|always|event-idx|event-desc", word);
 	}
 	return 0;
 }
@@ -102,8 +115,8 @@ static int add_notify_row(struct table *t, const char *word)
 	unsigned i = t->nrows;
 
 	if (i == MAX_ROWS)
-		return usage_error("table", "too many rows (limit 64)%s", "");
-	if (policy_of_word(word, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])))
+		return usage_error("table", "--rows: too many rows (at most 64)%s", "");
+	if (policy_of_word(t, word, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])))
 		return EXIT_USAGE;
 	return add_row(t, row_labels[i], row_policies[i], (const char *const[]){ "--policy", row_policies[i], NULL });
 }
@@ -125,7 +138,7 @@ static int add_indirect_row(struct table *t, const char *word)
 			const char *args[] = { "--indirect", modes[i], rings[k], costs[i], NULL };
 
 			if (i == MAX_ROWS)
-				return usage_error("table", "too many rows (limit 64): fewer --rows or --indirect-costs%s", "");
+				return usage_error("table", "--rows: too many rows (at most 64): fewer --rows or --indirect-costs%s", "");
 			snprintf(modes[i], sizeof(modes[i]), "%s", word);
 			if (t->nicosts) {
 				snprintf(row_labels[i], sizeof(row_labels[i]), "%s/%s/%uns", word, rings[k] + 7, t->icosts[c]);
@@ -155,7 +168,7 @@ static int add_policy_row(struct table *t, const char *label, const char *policy
 	unsigned i = t->nrows;
 
 	if (i == MAX_ROWS) {
-		usage_error("table", "too many rows (limit 64)%s", "");
+		usage_error("table", "--rows: too many rows (at most 64)%s", "");
 		return -1;
 	}
 	snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
@@ -171,7 +184,7 @@ static int add_cost_rows(struct table *t, const char *word)
 {
 	char label[16], policy[24];
 
-	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+	if (policy_of_word(t, word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned p = 0; p < sizeof(cost_pace_us) / sizeof(cost_pace_us[0]); p++)
 		for (unsigned c = 0; c < sizeof(cost_exit_us) / sizeof(cost_exit_us[0]); c++) {
@@ -200,8 +213,8 @@ static int add_layout_rows(struct table *t, const char *word)
 		const char *w = strcmp(word, "event") ? word : k ? "event-desc" : "event-idx";
 
 		if (i == MAX_ROWS)
-			return usage_error("table", "too many rows (limit 64)%s", "");
-		if (policy_of_word(w, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])) ||
+			return usage_error("table", "--rows: too many rows (at most 64)%s", "");
+		if (policy_of_word(t, w, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])) ||
 		    add_row(t, row_labels[i], row_policies[i],
 			    (const char *const[]){ "--policy", row_policies[i], "--layout", layouts[k], NULL }))
 			return EXIT_USAGE;
@@ -225,7 +238,7 @@ static int add_poll_rows(struct table *t, const char *word)
 {
 	char label[16], policy[24];
 
-	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+	if (policy_of_word(t, word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned k = 0; k < sizeof(poll_windows) / sizeof(poll_windows[0]); k++) {
 		int i = add_policy_row(t, label, policy, "--host-poll-us", poll_windows[k]);
@@ -245,7 +258,7 @@ static int add_coalesce_rows(struct table *t, const char *word)
 {
 	char label[16], policy[24];
 
-	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+	if (policy_of_word(t, word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned u = 0; u < sizeof(coal_usecs) / sizeof(coal_usecs[0]); u++)
 		for (unsigned k = 0; k < sizeof(coal_packets) / sizeof(coal_packets[0]); k++) {
@@ -1087,13 +1100,17 @@ static int parse_table_options(struct table *t, int argc, char **argv)
  * DIR/MODEL-NN-LABEL.bin, NN the row's place in the sweep (labels repeat
  * across layouts), the label's characters other than letters, digits, '.'
  * and '-' as '-'. */
-static void trace_path(const struct table *t, unsigned mi, const struct row *r, char *buf, size_t size)
+static bool trace_path(const struct table *t, unsigned mi, const struct row *r, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "%s/%s-%02u-", t->trace_dir, t->models[mi], (unsigned)(r - t->rows[mi]));
 
-	for (const char *c = r->label; *c && n > 0 && (size_t)n + 5 < size; c++)
+	/* A --trace-dir near PATH_MAX: say so (check_rows), never write past buf. */
+	if (n < 0 || (size_t)n + strlen(r->label) + sizeof(".bin") > size)
+		return false;
+	for (const char *c = r->label; *c; c++)
 		buf[n++] = isalnum((unsigned char)*c) || *c == '.' || *c == '-' ? *c : '-';
-	snprintf(buf + n, size - (size_t)n, ".bin");
+	memcpy(buf + n, ".bin", sizeof(".bin"));
+	return true;
 }
 
 /* Check every row's options exactly as its child will get them
@@ -1110,8 +1127,9 @@ static int check_rows(struct table *t)
 		unsigned a;
 		int rc;
 
-		if (t->trace_dir)
-			trace_path(t, mi, r, trace, sizeof(trace));
+		if (t->trace_dir && !trace_path(t, mi, r, trace, sizeof(trace)))
+			return usage_error("table", "--trace-dir '%.60s...': too long for its files' names (PATH_MAX)",
+					   t->trace_dir);
 		a = table_child_argv(t, t->models[mi], r, "/tmp/lkvm-table-check.json", t->trace_dir ? trace : NULL,
 				     NULL, argv);
 		run_options_defaults(&o);
@@ -1144,7 +1162,7 @@ static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep
 	int st;
 
 	if (traced)
-		trace_path(t, mi, r, trace, sizeof(trace));
+		(void)trace_path(t, mi, r, trace, sizeof(trace));   /* fits: check_rows made sure */
 	progress(t, t->models[mi], r, rep);
 	st = table_signal ? 128 + table_signal
 			  : run_one(t, t->models[mi], r, traced ? trace : NULL, r->v[r->n], why, sizeof(why));
