@@ -41,7 +41,7 @@
 
 enum command { CMD_RUN, CMD_TABLE, CMD_RECEIVE, CMD_SEND, CMD_TRACE, NCOMMANDS };
 
-struct command {
+struct command_desc {
 	const char *name;
 	const struct opt *opts;
 	size_t size;              /* its options struct */
@@ -49,7 +49,7 @@ struct command {
 };
 
 /* table: one cheap row on the no-VM host, which any ring takes. */
-static const struct command commands[NCOMMANDS] = {
+static const struct command_desc commands[NCOMMANDS] = {
 	{ "run", run_opts, sizeof(struct run_options), "" },
 	{ "table", table_opts, sizeof(struct table), "--preset none --vm none --model threaded --rows always" },
 	{ "receive", receive_opts, sizeof(struct receive_options), "--bytes 1G" },
@@ -122,6 +122,22 @@ static void parse(enum command c, const char *const *extra, unsigned nextra, str
 			r->guards_ok = false;
 }
 
+/* An error line as a check's message shows it: without its newline. */
+static const char *shown(const char *s)
+{
+	static char buf[4][400];
+	static unsigned k;
+	char *b = buf[k++ % 4];
+
+	size_t n = strcspn(s, "\n");
+
+	if (n >= sizeof(buf[0]))
+		n = sizeof(buf[0]) - 1;
+	memcpy(b, s, n);
+	b[n] = 0;
+	return b;
+}
+
 static bool one_line(const char *s)
 {
 	const char *nl = strchr(s, '\n');
@@ -130,32 +146,48 @@ static bool one_line(const char *s)
 }
 
 /* "--name VALUE" refused: exit 2, one line naming --name and `accepts`. */
+static const char *const *company_of(enum command c, const char *name);
+
+/* The words for "--name VALUE" (VALUE NULL: a flag), after the option's company. */
+static unsigned words_for(enum command c, const char *name, const char *value, char *flag, size_t fsize,
+			  const char **extra)
+{
+	const char *const *with = company_of(c, name);
+	unsigned n = 0;
+
+	snprintf(flag, fsize, "--%s", name);
+	if (with)
+		extra[n++] = with[0], extra[n++] = with[1];
+	extra[n++] = flag;
+	if (value)
+		extra[n++] = value;
+	return n;
+}
+
 static void expect_refused(enum command c, const char *name, const char *value, const char *accepts)
 {
 	struct outcome r;
 	char flag[80];
-	const char *extra[] = { flag, value };
+	const char *extra[4];
 
-	snprintf(flag, sizeof(flag), "--%s", name);
-	parse(c, extra, value ? 2 : 1, &r);
+	parse(c, extra, words_for(c, name, value, flag, sizeof(flag), extra), &r);
 	CHECK(r.rc == EXIT_USAGE && one_line(r.err) && strstr(r.err, flag) && (!accepts || strstr(r.err, accepts)) &&
 	      !r.out[0] && r.guards_ok,
 	      "%s --%s '%.40s': refused in one line naming %s and '%s' (rc %d, guards %s): %.300s", commands[c].name,
-	      name, value ? value : "", flag, accepts ? accepts : "", r.rc, r.guards_ok ? "ok" : "OVERWRITTEN", r.err);
+	      name, value ? value : "", flag, accepts ? accepts : "", r.rc, r.guards_ok ? "ok" : "OVERWRITTEN", shown(r.err));
 }
 
 /* "--name VALUE" accepted silently; the struct is returned in r. */
 static bool expect_accepted(enum command c, const char *name, const char *value, struct outcome *r)
 {
 	char flag[80];
-	const char *extra[] = { flag, value };
+	const char *extra[4];
 	bool ok;
 
-	snprintf(flag, sizeof(flag), "--%s", name);
-	parse(c, extra, value ? 2 : 1, r);
+	parse(c, extra, words_for(c, name, value, flag, sizeof(flag), extra), r);
 	ok = r->rc == 0 && !r->err[0] && !r->out[0] && r->guards_ok;
 	CHECK(ok, "%s --%s '%.40s': accepted (rc %d, guards %s): %.300s", commands[c].name, name, value ? value : "",
-	      r->rc, r->guards_ok ? "ok" : "OVERWRITTEN", r->err);
+	      r->rc, r->guards_ok ? "ok" : "OVERWRITTEN", shown(r->err));
 	return ok;
 }
 
@@ -176,6 +208,25 @@ static void expect_long_value_safe(enum command c, const struct opt *o, char fil
 	      strlen(r.err), r.guards_ok ? "ok" : "OVERWRITTEN");
 }
 
+/* Numbers whose edges need another option beside them. */
+static const struct {
+	enum command cmd;
+	const char *option, *with[2];
+} company[] = {
+	{ CMD_RUN, "ring", { "--segments", "1" } },             /* 3 segments need a ring of 4 */
+	{ CMD_RUN, "exit-cost-ns", { "--vm", "none" } },        /* no-VM only */
+	{ CMD_RECEIVE, "close-after", { "--bytes", "18446744073709551615" } },   /* at most --bytes */
+	{ CMD_SEND, "corrupt-at", { "--bytes", "18446744073709551615" } },       /* below --bytes */
+};
+
+static const char *const *company_of(enum command c, const char *name)
+{
+	for (size_t i = 0; i < sizeof(company) / sizeof(company[0]); i++)
+		if (company[i].cmd == c && !strcmp(company[i].option, name))
+			return company[i].with;
+	return NULL;
+}
+
 /* ---- the cases a table row cannot describe ---- */
 
 struct value_case {
@@ -191,7 +242,7 @@ static const struct value_case cases[] = {
 	/* run */
 	{ CMD_RUN, "policy", "--ring 128", { "always", "static:0", "static:128", "dynamic", "dynamic-exact", "event-idx" },
 	  { "static:129", "static:", "static:-1", "static:99999999999", "event", "" }, "static:N (N <= ring)" },
-	{ CMD_RUN, "policy", "--layout packed --ring 2", { "event-desc", "static:2" }, { "static:3", "event-idx" },
+	{ CMD_RUN, "policy", "--layout packed --ring 2 --segments 1", { "event-desc", "static:2" }, { "static:3", "event-idx" },
 	  "--policy" },
 	{ CMD_RUN, "indirect", "", { "never", "always", "threshold", "threshold:1", "threshold:1024" },
 	  { "threshold:0", "threshold:1025", "threshold:", "sometimes", "threshold:-1" }, "threshold:N (N 1 to 1024)" },
@@ -223,20 +274,21 @@ static const struct value_case cases[] = {
 	{ CMD_RUN, "user", "--stay-root", { NULL }, { "nobody" }, "pick one" },
 	{ CMD_RUN, "kernel", "", { "bzImage" }, { NULL }, NULL },
 	{ CMD_RUN, "initrd", "--kernel k", { "initrd.img" }, { NULL }, NULL },
-	{ CMD_RUN, "initrd", "", { NULL }, { "initrd.img" }, "give --kernel too" },
+	{ CMD_RUN, "initrd", "--guest linux", { NULL }, { "initrd.img" }, "give --kernel too" },
 	{ CMD_RUN, "append", "--kernel k", { "console=ttyS0 quiet" }, { NULL }, NULL },
 	{ CMD_RUN, "exit-cost-ns", "--vm none", { "0", "10000000" }, { "10000001" }, "0 to 10000000" },
 	{ CMD_RUN, "exit-cost-ns", "", { NULL }, { "0" }, "only with --vm none" },
 	{ CMD_RUN, "tso", "--workload tcp --net tap:x", { NULL }, { NULL }, NULL },
 	/* table */
 	{ CMD_TABLE, "rows", "--preset none --vm none --model threaded --ring 1024",
-	  { "0", "1024", "dynamic,always,event-idx,dynamic-exact" }, { "1025", "-1", "fast", ",", "" },
+	  { "0", "1024", "dynamic,always,event-idx,dynamic-exact" }, { "1025", "-1", "fast" },
 	  "0 to 1024, at most --ring" },
+	{ CMD_TABLE, "rows", "--preset none --vm none --model threaded", { NULL }, { ",", "" }, "names no rows" },
 	{ CMD_TABLE, "rows", "--preset none --vm none --model threaded --ring 16", { "16" }, { "17" },
-	  "static:N (N <= ring)" },
+	  "expected at most --ring 16" },
 	{ CMD_TABLE, "rows", "--preset none --vm none --model threaded --experiment cost --repeat 1",
 	  { "always,dynamic,event-idx,1,2,3" }, { "always,dynamic,event-idx,1,2,3,4" }, "at most 64" },
-	{ CMD_TABLE, "indirect-costs", "--preset none --vm none --model threaded --experiment indirect",
+	{ CMD_TABLE, "indirect-costs", "--preset none --vm none --model threaded --experiment indirect --rows never",
 	  { "0", "1000000", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" },
 	  { "1000001", "-1", "5,5", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "", "1e3" }, "--indirect-costs" },
 	{ CMD_TABLE, "preset", "--vm none --model threaded --rows always", { "none", "2008" }, { "1999", "" },
@@ -292,13 +344,43 @@ static void run_case(const struct value_case *vc)
 			parse(vc->cmd, extra, n + 2, &r);
 			if (good)
 				CHECK(r.rc == 0 && !r.err[0] && r.guards_ok, "%s %s --%s '%s': accepted: %.300s",
-				      commands[vc->cmd].name, vc->pre, vc->option, value, r.err);
+				      commands[vc->cmd].name, vc->pre, vc->option, value, shown(r.err));
 			else
 				CHECK(r.rc == EXIT_USAGE && one_line(r.err) && strstr(r.err, flag) &&
 				      strstr(r.err, vc->accepts) && r.guards_ok,
 				      "%s %s --%s '%s': refused in one line naming %s and '%s': %.300s",
-				      commands[vc->cmd].name, vc->pre, vc->option, value, flag, vc->accepts, r.err);
+				      commands[vc->cmd].name, vc->pre, vc->option, value, flag, vc->accepts, shown(r.err));
 		}
+}
+
+/* Each good value of a case with 64 KiB after it ("tap:" then a long
+ * name): refused in one line or accepted, and nothing written past the
+ * options struct. */
+static void run_case_long(const struct value_case *vc)
+{
+	static char big[65536 + 64];
+	char pre[256], *save = NULL, *w, flag[80];
+	const char *extra[MAX_ARGS];
+	unsigned n = 0;
+
+	snprintf(pre, sizeof(pre), "%s", vc->pre);
+	for (w = strtok_r(pre, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		extra[n++] = w;
+	snprintf(flag, sizeof(flag), "--%s", vc->option);
+	for (unsigned i = 0; i < 6 && vc->good[i]; i++) {
+		struct outcome r;
+		size_t len = strlen(vc->good[i]);
+
+		memcpy(big, vc->good[i], len);
+		memset(big + len, i % 2 ? '9' : 'a', 65536);
+		big[len + 65536] = 0;
+		extra[n] = flag;
+		extra[n + 1] = big;
+		parse(vc->cmd, extra, n + 2, &r);
+		CHECK((r.rc == 0 || (r.rc == EXIT_USAGE && one_line(r.err) && strlen(r.err) < 600)) && r.guards_ok,
+		      "%s --%s '%s' + 64 KiB: rc %d, %zu bytes of error, guards %s", commands[vc->cmd].name, vc->option,
+		      vc->good[i], r.rc, strlen(r.err), r.guards_ok ? "ok" : "OVERWRITTEN");
+	}
 }
 
 static bool has_case(enum command c, const char *name)
@@ -338,9 +420,7 @@ static void number_bounds(enum command c, const char *name, const struct opt *o,
 	snprintf(lo, sizeof(lo), "%llu", (unsigned long long)o->min);
 	snprintf(hi, sizeof(hi), "%llu", (unsigned long long)o->max);
 	if (expect_accepted(c, name, lo, &r) && check_stored)
-		CHECK(stored(o, r.opts) == (o->offset == offsetof(struct run_options, mem) && o == &run_opts[1] ?
-					    o->min : o->min),
-		      "%s --%s %s: stored as given", commands[c].name, name, lo);
+		CHECK(stored(o, r.opts) == o->min, "%s --%s %s: stored as given", commands[c].name, name, lo);
 	if (expect_accepted(c, name, hi, &r) && check_stored)
 		CHECK(stored(o, r.opts) == o->max, "%s --%s %s: stored as given (%llu)", commands[c].name, name, hi,
 		      (unsigned long long)stored(o, r.opts));
@@ -387,13 +467,11 @@ static void word_bounds(enum command c, const char *name, const struct opt *o)
 			extra[n++] = "--policy", extra[n++] = "always";
 		if (c == CMD_RUN && !strcmp(name, "workload") && !strcmp(word, "tcp"))
 			extra[n++] = "--net", extra[n++] = "user";
-		if (c == CMD_TABLE && !strcmp(name, "model") && strcmp(word, "threaded") && strcmp(word, "thread"))
-			continue;   /* the base's --model threaded is this option; lguest/both run on it too */
 		extra[n++] = pre_word;
 		extra[n++] = word;
 		parse(c, extra, n, &r);
 		CHECK(r.rc == 0 && !r.err[0] && r.guards_ok, "%s --%s %s: accepted: %.300s", commands[c].name, name, word,
-		      r.err);
+		      shown(r.err));
 	}
 	snprintf(word, sizeof(word), "%.20sX", o->words);
 	expect_refused(c, name, word, acc);
@@ -425,6 +503,37 @@ static void pass_bounds(const struct opt *o)
 					expect_refused(CMD_TABLE, o->name, cases[i].bad[k], cases[i].accepts);
 }
 
+/* "--flag=x": a flag takes no value, and says so in one line. */
+static void flag_with_value(enum command c, const char *name)
+{
+	char word[80], flag[80];
+	const char *extra[] = { word };
+	struct outcome r;
+
+	snprintf(word, sizeof(word), "--%s=x", name);
+	snprintf(flag, sizeof(flag), "--%s", name);
+	parse(c, extra, 1, &r);
+	CHECK(r.rc == EXIT_USAGE && one_line(r.err) && strstr(r.err, flag) && r.guards_ok,
+	      "%s %s: refused in one line: %.300s", commands[c].name, word, shown(r.err));
+}
+
+/* --tso: a flag with a condition, alone, met, and passed on by table. */
+static void tso_cases(void)
+{
+	const char *alone[] = { "--tso" }, *met[] = { "--workload", "tcp", "--net", "tap:x", "--tso" };
+	const char *table_user[] = { "--workload", "tcp", "--net", "user", "--tso" };
+	struct outcome r;
+
+	parse(CMD_RUN, alone, 1, &r);
+	CHECK(r.rc == EXIT_USAGE && one_line(r.err) && strstr(r.err, "--tso: needs --workload tcp over --net tap"),
+	      "run --tso alone: refused in one line saying what it needs: %s", shown(r.err));
+	parse(CMD_RUN, met, 5, &r);
+	CHECK(r.rc == 0 && !r.err[0], "run --workload tcp --net tap:x --tso: accepted: %s", shown(r.err));
+	parse(CMD_TABLE, table_user, 5, &r);
+	CHECK(r.rc == EXIT_USAGE && one_line(r.err) && strstr(r.err, "--tso"),
+	      "table --workload tcp --net user --tso: refused (its rows' runs would be) in one line: %s", shown(r.err));
+}
+
 /* glibc's getopt must start afresh each parse: the rest of a short-option
  * cluster left unread by the last one ("-hV" stops at h) is not read again
  * from that argv (freed, or as here, changed) -- opt_parse sets optind = 0. */
@@ -446,7 +555,7 @@ static void getopt_restarts(void)
 	strcpy(cluster, "-hQ");   /* what the last parse left unread changes under it */
 	parse(CMD_RUN, extra, 2, &r);
 	CHECK(rc == -1 && r.rc == 0 && !r.err[0], "after 'run -hV' stopped at -h, the next parse starts afresh (rc %d: %s)",
-	      r.rc, r.err);
+	      r.rc, shown(r.err));
 }
 
 int main(void)
@@ -473,7 +582,7 @@ int main(void)
 
 					expect_accepted((enum command)c, o->name, NULL, &r);
 				}
-				expect_refused((enum command)c, o->name, NULL, NULL);   /* see below: --flag=x */
+				flag_with_value((enum command)c, o->name);
 				break;
 			case OPT_PASS:
 				pass_bounds(o);
@@ -485,8 +594,11 @@ int main(void)
 			expect_long_value_safe((enum command)c, o, '9');
 			expect_long_value_safe((enum command)c, o, 'a');
 		}
-	for (size_t i = 0; i < NCASES; i++)
+	for (size_t i = 0; i < NCASES; i++) {
 		run_case(&cases[i]);
+		run_case_long(&cases[i]);
+	}
+	tso_cases();
 	getopt_restarts();
 	printf("%u options of %d commands\n", options, NCOMMANDS);
 	return check_summary();
