@@ -38,6 +38,7 @@
 #include <netinet/ip.h>
 #include <string.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -352,12 +353,23 @@ void net_tx_on_continue(struct net *net)
 	}
 }
 
+static void wake_waker(struct net *net);
+
+/* The lguest model's timer: each arm replaces the pending expiry, as
+ * 2008's setitimer did.  With --timer-wait spin the deadline goes to the
+ * waker, which watches the clock for it (net_waker_thread). */
 static void arm_timer(struct net *net)
 {
 	struct itimerspec its = {
 		.it_value = { .tv_sec = net->timeout_us / 1000000, .tv_nsec = (net->timeout_us % 1000000) * 1000L },
 	};
 
+	if (net->cfg.timer_spin) {
+		__atomic_store_n(&net->spin_due, monotonic_ns() + net->timeout_us * 1000ull, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&net->waker_asleep, __ATOMIC_SEQ_CST))
+			wake_waker(net);
+		return;
+	}
 	timerfd_settime(net->timer_fd, 0, &its, NULL);
 }
 
@@ -792,12 +804,64 @@ static void *net_tx_thread(void *arg)
 	}
 }
 
+/* How close to a deadline the spinning waker stops sleeping and watches
+ * the clock: more than this machine's timer lateness (~50 us) and poll()'s
+ * 1 ms grain. */
+#define NET_SPIN_WINDOW_NS 1200000ull
+
 /* lguest model: the Waker.  Blocks on the timer (and the backend's fd, the
  * tap) and forces the vCPU out, so expiries and received frames are handled
  * on the vCPU thread like lguest's handle_timeout and handle_input.  After
  * announcing the tap it leaves it alone until the vCPU has read it
  * (waker_efd), and while the guest has no receive buffers.  net_stop ends
  * it through waker_stop and the same eventfd. */
+/*
+ * --timer-wait spin: how long the waker may sleep before the armed
+ * deadline (ms, for poll()), or 0 if it must watch the clock now.  Why
+ * spin at all: 2008's timer came round every ~60 us all in
+ * (docs/seed-2008.md sec. 5a), and on a machine whose own timers are late
+ * -- a VM's hrtimer here fires ~45-50 us after a 50 us timerfd is due --
+ * a timer that sleeps cannot stand for it.  Watching the clock costs the
+ * waker's CPU (CPU 1, the host's side) while a deadline is near; it yields
+ * that CPU between looks, so the host's other threads still run.
+ */
+static int spin_sleep_ms(struct net *net)
+{
+	uint64_t due = __atomic_load_n(&net->spin_due, __ATOMIC_SEQ_CST), now;
+
+	if (!due)
+		return -1;                    /* nothing armed: sleep until told */
+	now = monotonic_ns();
+	if (due <= now + NET_SPIN_WINDOW_NS)
+		return 0;
+	return (int)((due - now - NET_SPIN_WINDOW_NS) / 1000000);
+}
+
+/* Watch the clock until the armed deadline passes (true: it expired) or
+ * something else needs the waker: a re-arm moves the deadline, which is
+ * simply watched instead; a stop, or the backend's fd, end the watch. */
+static bool spin_until_due(struct net *net, int rx_fd, bool watch_rx)
+{
+	for (unsigned looks = 0;; looks++) {
+		uint64_t due = __atomic_load_n(&net->spin_due, __ATOMIC_SEQ_CST);
+
+		if (!due || __atomic_load_n(&net->waker_stop, __ATOMIC_SEQ_CST))
+			return false;
+		if (monotonic_ns() >= due) {
+			/* Taken only if no arm replaced it meanwhile. */
+			return __atomic_compare_exchange_n(&net->spin_due, &due, 0, false, __ATOMIC_SEQ_CST,
+							   __ATOMIC_SEQ_CST);
+		}
+		if (watch_rx && !(looks & 63)) {
+			struct pollfd rx = { .fd = rx_fd, .events = POLLIN };
+
+			if (poll(&rx, 1, 0) > 0)
+				return false;
+		}
+		sched_yield();
+	}
+}
+
 static void *net_waker_thread(void *arg)
 {
 	struct net *net = arg;
@@ -813,12 +877,32 @@ static void *net_waker_thread(void *arg)
 		bool watch_rx = rx_fd >= 0 && !__atomic_load_n(&net->rx_pending, __ATOMIC_SEQ_CST) &&
 				 !__atomic_load_n(&net->rx_starved, __ATOMIC_SEQ_CST);
 		bool kick = false;
+		int sleep_ms = -1;
 
-		if (poll(fds, watch_rx ? 3 : 2, -1) < 0) {
+		if (net->cfg.timer_spin) {
+			/* Say we sleep before the last look at the deadline, so
+			 * that an arm after that look wakes us. */
+			__atomic_store_n(&net->waker_asleep, 1, __ATOMIC_SEQ_CST);
+			sleep_ms = spin_sleep_ms(net);
+			if (sleep_ms == 0) {
+				__atomic_store_n(&net->waker_asleep, 0, __ATOMIC_SEQ_CST);
+				if (spin_until_due(net, rx_fd, watch_rx)) {
+					__atomic_store_n(&net->timer_pending, 1, __ATOMIC_SEQ_CST);
+					net->mmio.host->kick_vcpu(net->mmio.host->ctx);
+				}
+				if (!__atomic_load_n(&net->waker_stop, __ATOMIC_SEQ_CST))
+					sleep_ms = 0;   /* look at the fds without sleeping */
+				else
+					return NULL;
+			}
+		}
+		if (poll(fds, watch_rx ? 3 : 2, sleep_ms) < 0) {
+			__atomic_store_n(&net->waker_asleep, 0, __ATOMIC_SEQ_CST);
 			if (errno == EINTR)
 				continue;
 			return NULL;
 		}
+		__atomic_store_n(&net->waker_asleep, 0, __ATOMIC_SEQ_CST);
 		if ((fds[0].revents & POLLIN) && read(net->timer_fd, &count, 8) == 8) {
 			__atomic_store_n(&net->timer_pending, 1, __ATOMIC_SEQ_CST);
 			kick = true;

@@ -143,6 +143,12 @@ struct net {
 	int rx_pending;               /* lguest model: the backend's fd is readable (waker -> vCPU) */
 	int waker_efd;                /* lguest model: "look at the backend again" or "stop" (-> waker) */
 	int waker_stop;
+	/* lguest model with --timer-wait spin: the armed deadline
+	 * (CLOCK_MONOTONIC ns; 0: none), written by each arm and taken by the
+	 * waker when it passes; and whether the waker is asleep in poll()
+	 * (then an arm must wake it). */
+	uint64_t spin_due;
+	int waker_asleep;
 };
 
 /* Also picks the backend's table for cfg->backend (be_ops, be). */

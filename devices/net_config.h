@@ -21,6 +21,9 @@ struct net_config {
 	enum host_timer host_timer;
 	uint32_t timeout_us;      /* starting value; fixed unless adaptive */
 	bool adaptive_timeout;    /* 2008's +10 / -1 us rule */
+	/* --timer-wait spin, lguest model: the waker meets each deadline by
+	 * watching the clock instead of sleeping on the timerfd (net.c). */
+	bool timer_spin;
 	/* --host-poll-us: the device thread polls the ring this long after a
 	 * drain instead of 2008's timer (0 and not adaptive: the timer). */
 	uint32_t host_poll_us;

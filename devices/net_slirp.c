@@ -22,10 +22,15 @@
  * segment in the 2008 preset), and a loopback send() runs the host's whole
  * TCP path for it: ~8 us a segment on the kvm_pvm machines, four times the
  * guest's own work per buffer.  So every host socket is corked when slirp
- * opens it, and the device's flush at the end of each TX drain (and the
- * poll thread, after slirp wrote on POLLOUT) pushes what the sockets hold:
- * the same bytes in the same order, in fewer, larger host segments.  The
- * wake-up of the poll thread moves to the flush too -- once per drain.
+ * opens it, and they are pushed at the end of a TX drain once the guest
+ * has sent NET_SLIRP_PUSH_BYTES since the last push, and by the poll
+ * thread's round (at least every NET_SLIRP_ROUND_MS) for the tail: the
+ * same bytes in the same order, in fewer, larger host segments, at a cost
+ * per push (two setsockopt calls and the loopback transmit) that a drain of
+ * a few segments would otherwise pay each time.  The guest does not see
+ * when the host pushes: slirp acknowledges its segments as it takes them.
+ * The poll thread is woken only for a SYN, FIN or RST (which may open,
+ * shut or close a host socket), not once per frame.
  *
  * The gate (net_slirp.h): before slirp_input, net_slirp_transmit looks at
  * the frame's Ethernet, IPv4 and TCP headers and passes only ARP and
@@ -578,7 +583,7 @@ int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain)
 
 void net_slirp_flush(struct net_slirp *s)
 {
-	if (s->bytes_from_guest != s->bytes_at_push)
+	if (s->bytes_from_guest - s->bytes_at_push >= NET_SLIRP_PUSH_BYTES)
 		push_host_sockets(s);
 	/* A SYN, FIN or RST may open, shut or close a host socket: the poll
 	 * thread must rebuild its set now, not at its next timeout. */

@@ -100,9 +100,12 @@ struct net_slirp {
  * The gate starts shut: net_slirp_allow opens it for the one peer (the
  * backend table's open does that with the device's --peer). */
 int net_slirp_open(struct net_slirp *s, pthread_mutex_t *lock, net_slirp_deliver_fn deliver, void *opaque);
-/* The poll thread comes round at least this often while slirp holds a
- * host socket, to push what it wrote itself and to watch for POLLOUT when
- * a full socket refused bytes (transmits wake it only for SYN, FIN, RST). */
+/* The corked host sockets are pushed at the end of a drain once the guest
+ * has sent this much since the last push, and by the poll thread, which
+ * comes round at least every NET_SLIRP_ROUND_MS while slirp holds a host
+ * socket (for the tail, and to watch for POLLOUT when a full socket
+ * refused bytes; transmits wake it only for SYN, FIN and RST). */
+#define NET_SLIRP_PUSH_BYTES (16u * 1024u)
 #define NET_SLIRP_ROUND_MS 1u
 
 /* Host sockets slirp may hold at once: the guest's connections to the peer. */
@@ -118,8 +121,9 @@ int net_slirp_start(struct net_slirp *s);
  * short or too long to be one, or the gate refused it (counted, first
  * reason kept). */
 int net_slirp_transmit(struct net_slirp *s, const struct vq_chain *chain);
-/* Caller holds *lock.  After the transmits of one drain: push the bytes
- * they left in the corked host sockets and wake the poll thread. */
+/* Caller holds *lock.  After the transmits of one drain: push the corked
+ * host sockets if NET_SLIRP_PUSH_BYTES have come since the last push, and
+ * wake the poll thread if a transmit was a SYN, FIN or RST. */
 void net_slirp_flush(struct net_slirp *s);
 /* Stop and join the poll thread (without *lock held).  Safe if never started. */
 void net_slirp_stop(struct net_slirp *s);

@@ -106,6 +106,7 @@ void net_report_stats(const struct net *net, const struct net_report_guest *gues
 	stats_u64(st, "rx_read_errors", rx->read_errors);
 	stats_u64(st, "rx_interrupts", rx->interrupts);
 	stats_str(st, "host_timer", net->cfg.host_timer == HOST_TIMER_ONESHOT ? "oneshot" : "rearm");
+	stats_str(st, "host_timer_wait", net->cfg.timer_spin ? "spin" : "sleep");
 	stats_str(st, "host_timeout_mode", net->cfg.adaptive_timeout ? "adaptive" : "fixed");
 	stats_u64(st, "host_timeout_us_final", net->timeout_us);
 	stats_str(st, "host_poll_mode", net->cfg.host_poll_adaptive ? "adaptive" : net->cfg.host_poll_us ? "fixed" : "off");

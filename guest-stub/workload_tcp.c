@@ -44,7 +44,8 @@ struct tcp_run {
 	uint32_t tx_buf;            /* bytes per transmit buffer */
 	bool peer_mac_known;
 	uint64_t ticks_per_ms;
-	uint64_t pace_ticks;        /* --pace-ns: the guest's own work per data segment */
+	uint64_t pace_ticks;        /* --pace-ns: a data segment's slot, all in */
+	uint64_t next_slot;         /* TSC when the next data segment may go */
 	uint64_t lapic_fires_at;    /* TSC when the armed APIC timer should fire ... */
 	uint64_t lapic_armed_seq;   /* ... if timer_seq still reads this (0: never armed) */
 	uint64_t rx_frames, rx_dropped, waits_halted;
@@ -139,11 +140,19 @@ static bool send_segments(uint64_t now)
 		if (!r.nfree || !tcp_next(&r.t, now, &out))
 			return sent;
 		buf = r.free_tx[--r.nfree];
-		/* Stand-in for the rest of a 2008 guest's work per packet (its
-		 * socket copy and stack; this sender's own is small): the host
-		 * sees data segments at that rate, as the raw workload's frames. */
-		if (out.len)
-			spin_ticks(r.pace_ticks);
+		/* A 2008 guest's time per packet, all in (its socket copy, stack
+		 * and ACK processing): a data segment goes out at most once per
+		 * --pace-ns, and this sender's own work between two -- building,
+		 * kicking, taking ACKs -- counts toward it.  After a pause (a
+		 * drain, a wait) the next slot starts from now: no burst to
+		 * catch up. */
+		if (out.len && r.pace_ticks) {
+			uint64_t t = rdtsc();
+
+			if (t < r.next_slot)
+				spin_ticks(r.next_slot - t);
+			r.next_slot = (t > r.next_slot ? t : r.next_slot) + r.pace_ticks;
+		}
 		write_net_hdr(buf, true, out.len);
 		tx_frame(buf, inet_build_tcp(buf + NET_HDR, &r.ep, &out));
 		sent = true;

@@ -964,6 +964,7 @@ const struct opt table_opts[] = {
 	{ OPT_PASS, "segments", "N", .help = "" },
 	{ OPT_PASS, "timeout-us", "N|adaptive", .help = "" },
 	{ OPT_PASS, "host-timer", "T", .help = "" },
+	{ OPT_PASS, "timer-wait", "W", .help = "" },
 	{ OPT_PASS, "host-poll-us", "N|adaptive", .help = "" },
 	{ OPT_PASS, "coalesce", "U:P", .help = "" },
 	{ OPT_PASS, "wait", "W", .help = "" },

@@ -193,6 +193,12 @@ static bool parse_host_timer(const char *arg, void *opts)
 	return true;
 }
 
+static bool parse_timer_wait(const char *arg, void *opts)
+{
+	((struct run_options *)opts)->net.timer_spin = !strcmp(arg, "spin");
+	return true;
+}
+
 static bool parse_host_poll(const char *arg, void *opts)
 {
 	struct net_config *net = &((struct run_options *)opts)->net;
@@ -296,8 +302,9 @@ const struct opt run_opts[] = {
 	{ OPT_WORD, "wait", "W", RUN(wait), .words = "spin|halt", .def = "spin for raw, halt for tcp",
 	  .help = "how the guest waits for the host" },
 	{ OPT_U32, "pace-ns", "N", RUN(pace_ns), 0, 10000000,
-	  .help = "guest work per frame before it is queued, e.g. 24000 for the ~24 us per packet of 2008's guest "
-		  "TCP stack" },
+	  .help = "raw: guest work per frame before it is queued, e.g. 24000 for the ~24 us per packet of 2008's "
+		  "guest TCP stack; tcp: a data segment at most every N ns, the sender's own work included (2008's "
+		  "time per packet, all in)" },
 	{ OPT_CUSTOM, "indirect", "I", RUN(indirect), .parse = parse_indirect,
 	  .accepts = "never, always, threshold or threshold:N (N 1 to 1024)", .def = "never",
 	  .help = "when the guest puts a frame's descriptors in an indirect table: the 2011 patch's rule" },
@@ -360,6 +367,10 @@ const struct opt run_opts[] = {
 	  .help = "host poll timer: fixed N us, or 2008's adaptive rule starting at 500 us" },
 	{ OPT_WORD, "host-timer", "T", OPT_NO_FIELD, .words = "rearm|oneshot", .parse = parse_host_timer,
 	  .def = "rearm", .help = "rearm stays suppressed while the timer finds work; oneshot is 2.6.27's" },
+	{ OPT_WORD, "timer-wait", "W", OPT_NO_FIELD, .words = "sleep|spin", .parse = parse_timer_wait,
+	  .def = "sleep",
+	  .help = "lguest model: the waker sleeps on a timerfd until each expiry, or spins on the clock near it "
+		  "(for machines whose timers fire late: CPU 1 is busy while a deadline is near)" },
 	{ OPT_CUSTOM, "host-poll-us", "N|adaptive", OPT_NO_FIELD, .parse = parse_host_poll,
 	  .accepts = "0 to 1000 or adaptive", .def = "0: the timer",
 	  .help = "instead of the timer, the device thread polls the ring with notifies off for up to N us after "

@@ -13,8 +13,10 @@
  *             guest, drains the ring itself (devices/net.c, the very code
  *             the KVM lguest model's vCPU runs after an MMIO exit), and
  *             goes back.  The waker thread's kick for a timer expiry is
- *             SIGUSR1 at this thread, and it interrupts the guest wherever
- *             it is: the handler runs the expiry there and then, unless
+ *             posted, then SIGUSR1 at this thread, and it interrupts the
+ *             guest wherever it is -- at its next spin (cpu_relax) if the
+ *             post is seen before the signal lands, which on this machine
+ *             takes ~50 us: the handler runs the expiry there and then, unless
  *             the guest is "out of the VM" already (in_host), in which case
  *             the expiry waits for the way back in -- exactly as KVM leaves
  *             a kick that comes outside KVM_RUN pending until the next
@@ -77,13 +79,16 @@ static struct {
 	struct device_host host;    /* the devices': the wiring's, but for the line */
 	int irq_efd;                /* one count per rise of a device's line */
 	int kick_efd;               /* written by a kick that found this thread in the host */
+	int kick_posted;            /* lguest: the waker's kick, before its signal (see hosted_kick) */
 	uint64_t apic_due_ns;       /* the APIC timer's expiry, CLOCK_MONOTONIC (0: not armed) */
 } hosted;
 
 /* Set while this thread is the host, not the guest: inside an exit, a
- * halt, the console.  A kick then only leaves kick_pending, which the way
- * back into the guest (host_leave) serves -- as a kick outside KVM_RUN
- * stays pending.  Written by this thread and its own signal handler only. */
+ * halt, the console.  A kick then stays posted (hosted.kick_posted), and
+ * the way back into the guest (host_leave) serves it -- as a kick outside
+ * KVM_RUN stays pending.  kick_pending: a kick taken, to be served by
+ * serve_kicks.  Both written by this thread and its own signal handler
+ * only. */
 static volatile sig_atomic_t in_host = 1, kick_pending;
 
 struct lkvm_guest_report guest_report;
@@ -129,12 +134,22 @@ static void host_enter(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+/* The waker's kick, taken off the post: true if there was one. */
+static bool take_posted_kick(void)
+{
+	return __atomic_exchange_n(&hosted.kick_posted, 0, __ATOMIC_SEQ_CST) != 0;
+}
+
 /* lguest: what the vCPU loop does after a kick (run_vcpu.c): the expiry
  * or the tap's frames, then any drain its budget stopped, one round at a
  * time, the stop flag looked at between rounds.  false if a stop came. */
 static bool serve_kicks(void)
 {
-	while (kick_pending || net_tx_continuing(&hosted.rs->net)) {
+	for (;;) {
+		if (take_posted_kick())
+			kick_pending = 1;
+		if (!kick_pending && !net_tx_continuing(&hosted.rs->net))
+			break;
 		if (stop_requested())
 			return false;
 		if (kick_pending) {
@@ -156,7 +171,7 @@ static void host_leave(void)
 			guest_exit(-1);
 		in_host = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (!kick_pending)
+		if (!kick_pending && !__atomic_load_n(&hosted.kick_posted, __ATOMIC_SEQ_CST))
 			return;
 		host_enter();
 	}
@@ -177,16 +192,34 @@ static void on_kick(int sig)
 
 	(void)sig;
 	if (in_host || !hosted.lguest) {
-		kick_pending = hosted.lguest;
+		/* A posted kick is served on the way back (host_leave); the
+		 * write wakes a halt that is about to sleep. */
 		(void)!write(hosted.kick_efd, &one, sizeof(one));
-	} else {
+	} else if (take_posted_kick()) {
 		kick_pending = 1;
 		host_enter();
 		serve_kicks();      /* a stop is the guest's to act on, at its next exit or spin */
 		in_host = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
+	/* Else the guest's own spin took this kick already (cpu_relax), or
+	 * it is a stop, which the guest acts on at its next exit or spin. */
 	errno = saved;
+}
+
+/*
+ * lguest: the waker's kick.  Posted first, then the signal: a signal to a
+ * thread running on the other CPU arrives ~50 us later on this machine (an
+ * IPI through its hypervisor), as long as 2008's whole timer period, so the
+ * guest's spin loops -- where a paced guest spends its time -- take a
+ * posted kick at once (cpu_relax), and the signal still interrupts the
+ * guest anywhere else.  Whichever comes first serves it; the other finds
+ * nothing posted.
+ */
+static void hosted_kick(void *ctx)
+{
+	__atomic_store_n(&hosted.kick_posted, 1, __ATOMIC_SEQ_CST);
+	hosted.rs->wiring.host.kick_vcpu(ctx);
 }
 
 /* ---- lib.h ---- */
@@ -303,6 +336,14 @@ void cpu_relax(void)
 {
 	if (stop_requested())
 		guest_exit(-1);
+	if (hosted.lguest && __atomic_load_n(&hosted.kick_posted, __ATOMIC_RELAXED) && !in_host) {
+		/* The waker's kick, taken where the guest spins: an interrupt
+		 * at this instruction, as the signal would make it. */
+		host_enter();
+		serve_kicks();
+		in_host = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
 	__builtin_ia32_pause();
 }
 
@@ -403,6 +444,7 @@ const struct device_host *thread_device_host(struct run_state *rs)
 	 * eventfd, which needs no ctx. */
 	hosted.host = rs->wiring.host;
 	hosted.host.set_irq_line = hosted_set_irq_line;
+	hosted.host.kick_vcpu = hosted_kick;
 	return &hosted.host;
 }
 

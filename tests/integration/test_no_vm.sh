@@ -59,6 +59,16 @@ check "lguest always, 50 us timer: verified; notify and timer drains account for
 check "lguest always: the timer drained frames; each expiry came as a kick" \
 	jx "$j" "d['tx_buffers_by_timer'] > 0 and 1 <= d['tx_timer_timeouts'] <= d['thread_kicks']"
 
+# The same with --timer-wait spin: the waker watches the clock for each
+# deadline instead of sleeping on the timerfd, and the same accounting holds.
+run_lkvm spin run --vm none --model lguest --bytes 4M --policy always --timeout-us 50 --timer-wait spin --quiet \
+	--stats-json "$TMP/spin.json"
+j=$TMP/spin.json
+check "lguest --timer-wait spin: verified; notify and timer drains account for every frame; each expiry a kick" \
+	[ "$(rc_of spin)" = 0 ] && jx "$j" "d['tx_verify'] == 'ok' and d['host_timer_wait'] == 'spin' and
+		d['tx_buffers_by_notify'] + d['tx_buffers_by_timer'] == d['tx_frames'] and
+		d['tx_buffers_by_timer'] > 0 and 1 <= d['tx_timer_timeouts'] <= d['thread_kicks']"
+
 # ---- tcp over slirp, both hosts ----
 BYTES=$((4 << 20))
 for model in lguest threaded; do

@@ -18,7 +18,7 @@ run_lkvm bare table --rows 10,50,dynamic --repeat 1 --bytes 1M \
 check "bare table: exit 0 ($(err_of bare | tail -1))" [ "$(rc_of bare)" = 0 ]
 check "bare table: the banner names the preset" grep -q '^Preset 2008: ' "$TMP/bare.out"
 check "bare table: --vm $VM --model lguest, tcp over slirp, with the preset's options" \
-	grep -q -- "--vm $VM --model lguest:.*--frame 190 --segments 2 --ring 128 --pace-ns 2000.*--host-timer rearm --timeout-us 50 --workload tcp --net user" \
+	grep -q -- "--vm $VM --model lguest:.*--frame 190 --segments 2 --ring 128 --pace-ns 2000.*--host-timer rearm --timeout-us 50 --timer-wait spin --workload tcp --net user" \
 	"$TMP/bare.out"
 if [ "$VM" = none ]; then
 	check "bare table, no VM: the 3 us exit cost is passed" grep -q -- "--exit-cost-ns 3000" "$TMP/bare.out"
