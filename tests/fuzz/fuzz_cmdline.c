@@ -13,7 +13,8 @@
  * at memory, and the outcome must be one of three:
  *
  *   0           nothing printed; every numeric option of the command's
- *               table holds its default or a value inside its bounds; for
+ *               table holds its default or a value inside its bounds; the
+ *               rules between options hold in what was stored; for
  *               table, every row's child command line, built by the very
  *               function the sweep uses (table_child_argv), parses with the
  *               run parser and keeps the table's --vm and --model;
@@ -37,6 +38,8 @@
 #include <string.h>
 
 #include "diag.h"
+#include "lguest_kvm_abi.h"
+#include "notify_policy.h"
 #include "options.h"
 #include "opt_table.h"
 #include "receive.h"
@@ -126,6 +129,46 @@ static void check_bounds(const char *out, const char *err)
 				 (unsigned long long)v, (unsigned long long)o->min, (unsigned long long)o->max);
 			fail(what, out, err);
 		}
+	}
+}
+
+/* What no one option says, but an accepted line must hold: the rules each
+ * command checks after its options, read back from what it stored. */
+static void check_accepted(const char *out, const char *err)
+{
+	const struct run_options *r = &parsed.run;
+	struct notify_policy pol;
+
+	switch (current) {
+	case CMD_RUN:
+		if (!run_is_linux(r) &&
+		    !notify_policy_parse(&pol, r->policy, (uint32_t)strlen(r->policy), (uint16_t)r->ring))
+			fail("accepted a --policy the guest's parser refuses for this --ring", out, err);
+		if (!run_is_linux(r) && r->segments > r->ring && !strcmp(r->indirect, "never"))
+			fail("accepted more --segments than --ring descriptors, without --indirect", out, err);
+		if (!strcmp(r->workload, "tcp") && (r->frame < 62 || r->frame > 1514))
+			fail("accepted a tcp --frame outside 62..1514", out, err);
+		if (r->trace && (uint64_t)r->trace_events * sizeof(struct lkvm_trace_event) > r->mem / 2)
+			fail("accepted a --trace ring larger than half the guest's RAM", out, err);
+		if (r->mem & 0xfff)
+			fail("accepted a --mem that is not whole pages", out, err);
+		break;
+	case CMD_RECEIVE:
+		if (!parsed.receive.bytes || parsed.receive.close_after > parsed.receive.bytes)
+			fail("receive accepted without --bytes, or --close-after past it", out, err);
+		break;
+	case CMD_SEND:
+		if (!parsed.send.have_connect || !parsed.send.bytes ||
+		    (parsed.send.corrupt && parsed.send.corrupt_at >= parsed.send.bytes))
+			fail("send accepted without --connect or --bytes, or --corrupt-at past the stream", out, err);
+		break;
+	case CMD_TRACE:
+		if (!parsed.trace.file || (parsed.trace.to_ms >= 0 && parsed.trace.to_ms <= parsed.trace.from_ms) ||
+		    parsed.trace.from_ms < 0)
+			fail("trace accepted without a FILE, or a window that ends before it starts", out, err);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -233,6 +276,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (*out || *err)
 			fail("an accepted command line printed something", out, err);
 		check_bounds(out, err);
+		check_accepted(out, err);
 		if (current == CMD_TABLE)
 			check_table_children(out, err);
 		outcome_ok[current]++;
