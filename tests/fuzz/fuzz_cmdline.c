@@ -6,8 +6,9 @@
  * An input is one command line: the argv words after the command's name,
  * separated by NUL bytes (a real argv word may hold any other byte,
  * newlines included).  Each word is copied into a heap block of exactly its
- * size and argv into one of exactly argc + 1 pointers, so a read past
- * either is an ASan report.  The command's real parser runs --
+ * size and argv into one of exactly argc + 1 pointers, and the options
+ * struct the parser fills is a heap block of exactly its size, so a read
+ * past a word or a write past the struct is an ASan report.  The command's real parser runs --
  * run_options_parse, table_parse, receive_parse, send_parse, trace_parse,
  * which open, create and start nothing -- with stdout and stderr pointed
  * at memory, and the outcome must be one of three:
@@ -59,14 +60,20 @@ static const char *const command_name[NCOMMANDS] = { "run", "table", "receive", 
 static const struct opt *const command_opts[NCOMMANDS] = { run_opts, table_opts, receive_opts, send_opts,
 							   trace_opts };
 
-/* What the parse filled, for the checks after it (big: not on the stack). */
-static union {
+/* What the parse filled: per command one heap block of exactly its
+ * struct's size, allocated once (a table is half a megabyte: one per
+ * execution would cost ten times the parse), so that ASan sees a write
+ * past the struct.  `parsed` is the current command's; the defaults are
+ * kept whole. */
+union parsed_options {
 	struct run_options run;
 	struct table table;
 	struct receive_options receive;
 	struct send_options send;
 	struct trace_options trace;
-} parsed, defaults[NCOMMANDS];
+};
+static union parsed_options *parsed, defaults[NCOMMANDS];
+static void *block[NCOMMANDS];
 
 static enum command current;
 /* Outcomes, for the smoke test's "reaches every outcome" check. */
@@ -80,29 +87,46 @@ static void fail(const char *what, const char *out, const char *err)
 	abort();
 }
 
+static const size_t command_size[NCOMMANDS] = { sizeof(struct run_options), sizeof(struct table),
+						 sizeof(struct receive_options), sizeof(struct send_options),
+						 sizeof(struct trace_options) };
+
+/* Into the command's block, `parsed`. */
 static int parse(enum command c, int argc, char **argv)
 {
+	void *opts = block[c] ? block[c] : (block[c] = malloc(command_size[c]));
+	int rc;
+
+	if (!opts)
+		abort();
+	parsed = opts;
 	switch (c) {
 	case CMD_RUN:
-		run_options_defaults(&parsed.run);
-		return run_options_parse(&parsed.run, argc, argv);
+		run_options_defaults(opts);
+		rc = run_options_parse(opts, argc, argv);
+		break;
 	case CMD_TABLE:
-		return table_parse(&parsed.table, argc, argv);
+		rc = table_parse(opts, argc, argv);
+		break;
 	case CMD_RECEIVE:
-		return receive_parse(&parsed.receive, argc, argv);
+		rc = receive_parse(opts, argc, argv);
+		break;
 	case CMD_SEND:
-		return send_parse(&parsed.send, argc, argv);
+		rc = send_parse(opts, argc, argv);
+		break;
 	case CMD_TRACE:
-		return trace_parse(&parsed.trace, argc, argv);
+		rc = trace_parse(opts, argc, argv);
+		break;
 	default:
 		abort();
 	}
+	return rc;
 }
 
 /* Every bounded number of the command's table: its default, or in bounds. */
 static void check_bounds(const char *out, const char *err)
 {
-	const char *got = (const char *)&parsed, *def = (const char *)&defaults[current];
+	const char *got = (const char *)parsed, *def = (const char *)&defaults[current];
 
 	for (const struct opt *o = command_opts[current]; o->kind != OPT_END; o++) {
 		uint64_t v, d;
@@ -136,7 +160,7 @@ static void check_bounds(const char *out, const char *err)
  * command checks after its options, read back from what it stored. */
 static void check_accepted(const char *out, const char *err)
 {
-	const struct run_options *r = &parsed.run;
+	const struct run_options *r = &parsed->run;
 	struct notify_policy pol;
 
 	switch (current) {
@@ -154,17 +178,17 @@ static void check_accepted(const char *out, const char *err)
 			fail("accepted a --mem that is not whole pages", out, err);
 		break;
 	case CMD_RECEIVE:
-		if (!parsed.receive.bytes || parsed.receive.close_after > parsed.receive.bytes)
+		if (!parsed->receive.bytes || parsed->receive.close_after > parsed->receive.bytes)
 			fail("receive accepted without --bytes, or --close-after past it", out, err);
 		break;
 	case CMD_SEND:
-		if (!parsed.send.have_connect || !parsed.send.bytes ||
-		    (parsed.send.corrupt && parsed.send.corrupt_at >= parsed.send.bytes))
+		if (!parsed->send.have_connect || !parsed->send.bytes ||
+		    (parsed->send.corrupt && parsed->send.corrupt_at >= parsed->send.bytes))
 			fail("send accepted without --connect or --bytes, or --corrupt-at past the stream", out, err);
 		break;
 	case CMD_TRACE:
-		if (!parsed.trace.file || (parsed.trace.to_ms >= 0 && parsed.trace.to_ms <= parsed.trace.from_ms) ||
-		    parsed.trace.from_ms < 0)
+		if (!parsed->trace.file || (parsed->trace.to_ms >= 0 && parsed->trace.to_ms <= parsed->trace.from_ms) ||
+		    parsed->trace.from_ms < 0)
 			fail("trace accepted without a FILE, or a window that ends before it starts", out, err);
 		break;
 	default:
@@ -176,7 +200,7 @@ static void check_accepted(const char *out, const char *err)
  * parser, which must take it and keep the table's --vm and --model. */
 static void check_table_children(const char *out, const char *err)
 {
-	const struct table *t = &parsed.table;
+	const struct table *t = &parsed->table;
 	static struct run_options child;
 
 	if (!t->nrows || !t->nmodels || t->nmodels > 2 || t->nrows > MAX_ROWS)
@@ -317,7 +341,7 @@ static void init_defaults(void)
 
 		snprintf(name, sizeof(name), "%s", command_name[c]);
 		parse((enum command)c, 1, argv);
-		defaults[c] = parsed;
+		memcpy(&defaults[c], parsed, command_size[c]);
 	}
 	stderr = saved;
 	fclose(null);
