@@ -809,12 +809,6 @@ static void *net_tx_thread(void *arg)
  * 1 ms grain. */
 #define NET_SPIN_WINDOW_NS 1200000ull
 
-/* lguest model: the Waker.  Blocks on the timer (and the backend's fd, the
- * tap) and forces the vCPU out, so expiries and received frames are handled
- * on the vCPU thread like lguest's handle_timeout and handle_input.  After
- * announcing the tap it leaves it alone until the vCPU has read it
- * (waker_efd), and while the guest has no receive buffers.  net_stop ends
- * it through waker_stop and the same eventfd. */
 /*
  * --timer-wait spin: how long the waker may sleep before the armed
  * deadline (ms, for poll()), or 0 if it must watch the clock now.  Why
@@ -862,6 +856,13 @@ static bool spin_until_due(struct net *net, int rx_fd, bool watch_rx)
 	}
 }
 
+/* lguest model: the Waker.  Blocks on the timer (and the backend's fd, the
+ * tap) and forces the vCPU out, so expiries and received frames are handled
+ * on the vCPU thread like lguest's handle_timeout and handle_input.  After
+ * announcing the tap it leaves it alone until the vCPU has read it
+ * (waker_efd), and while the guest has no receive buffers.  net_stop ends
+ * it through waker_stop and the same eventfd.  With --timer-wait spin it
+ * watches the clock near a deadline instead of sleeping on the timerfd. */
 static void *net_waker_thread(void *arg)
 {
 	struct net *net = arg;
