@@ -27,6 +27,12 @@ int usage_error(const char *command, const char *fmt, const char *arg)
 	char what[400];
 
 	snprintf(what, sizeof(what), fmt, arg);
+	/* `arg` is the user's word, and argv words may hold any byte: a newline
+	 * or escape in it would break the one line (a control character is
+	 * shown as '?'). */
+	for (char *c = what; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	fprintf(stderr, "lguest-kvm %s: %s -- see 'lguest-kvm %s --help'\n", command, what, command);
 	return EXIT_USAGE;
 }

@@ -104,14 +104,15 @@ const char *opt_accepts(const struct opt *o, char *buf, size_t size)
 /* Store one option's value; false if it is not one the option accepts. */
 static bool store(const struct opt *o, const char *arg, void *opts)
 {
-	char *at = (char *)opts + o->offset;
+	char *at;
 	uint64_t v;
 
-	if (o->offset == OPT_NO_FIELD) {
+	if (o->offset == OPT_NO_FIELD) {   /* before `at`: opts + SIZE_MAX would overflow the pointer */
 		if (o->kind == OPT_WORD && !is_word(o->words, arg))
 			return false;
 		return o->parse(arg, opts);
 	}
+	at = (char *)opts + o->offset;
 	switch (o->kind) {
 	case OPT_FLAG:
 		*(bool *)at = true;
@@ -177,7 +178,10 @@ int opt_parse(const struct opt_command *cmd, void *opts, int argc, char **argv, 
 	longopts[n++] = (struct option){ "version", no_argument, NULL, 'V' };
 	longopts[n] = (struct option){ 0 };
 
-	optind = 1;
+	/* 0, not 1: glibc then starts afresh.  With 1 it would go on with the
+	 * rest of a short-option cluster the last parse left unread ("-hV"
+	 * stops at h) -- a pointer into that parse's argv, perhaps freed. */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hV", longopts, &index)) != -1) {
 		char accepts[400], what[480];
@@ -255,11 +259,12 @@ static void usage_entry(FILE *f, const char *left, const char *text)
  * for a flag, an unset text or a field only `parse` sees). */
 static const char *default_text(const struct opt *o, const void *defaults, char *buf, size_t size)
 {
-	const char *at = (const char *)defaults + o->offset;
+	const char *at;
 	uint64_t v;
 
 	if (o->def || o->offset == OPT_NO_FIELD)
 		return o->def;
+	at = (const char *)defaults + o->offset;
 	switch (o->kind) {
 	case OPT_STRING:
 	case OPT_WORD:

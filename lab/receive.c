@@ -35,16 +35,6 @@
 
 #define RECV_BUF_BYTES (1u << 20)   /* few syscalls per GiB, still cache-friendly */
 
-struct receive_options {
-	struct sockaddr_in listen;
-	uint64_t bytes;             /* the stream's exact length; 0: not given */
-	uint64_t close_after;       /* test aid: reset after this many; 0: never */
-	const char *ready;          /* created once listening */
-	const char *json;
-	uint32_t timeout;           /* seconds without a connection or data */
-	bool quiet;
-};
-
 /* What happened, for the exit code, the message and the JSON. */
 struct receive_result {
 	const char *result;         /* ok | closed-after | mismatch | short | overrun | reset | timeout | error */
@@ -63,11 +53,11 @@ static bool parse_listen(const char *arg, void *opts)
 }
 
 /* The options of `receive`, each described once (common/opt_table.h). */
-static const struct opt receive_opts[] = {
+const struct opt receive_opts[] = {
 	{ OPT_SIZE, "bytes", "SIZE", RECV(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
 	  .def = "none: required", .help = "the stream's length, K/M/G suffixes" },
 	{ OPT_CUSTOM, "listen", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_listen,
-	  .accepts = "IPv4 ADDR:PORT such as 0.0.0.0:5001", .def = "0.0.0.0:5001",
+	  .accepts = "IPv4 ADDR:PORT, PORT 0 to 65535, such as 0.0.0.0:5001", .def = "0.0.0.0:5001",
 	  .help = "the address to listen on; port 0: any free port, written to --ready" },
 	{ OPT_STRING, "ready", "FILE", RECV(ready), .help = "once listening, create FILE holding ADDR:PORT" },
 	{ OPT_U32, "timeout", "SECONDS", RECV(timeout), 1, 86400,
@@ -101,7 +91,7 @@ static void receive_defaults(struct receive_options *o)
 	o->timeout = 30;
 }
 
-static int receive_parse(struct receive_options *o, int argc, char **argv)
+int receive_parse(struct receive_options *o, int argc, char **argv)
 {
 	struct receive_options defaults;
 	const struct opt_command cmd = { .name = "receive", .table = receive_opts, .intro = receive_intro, .outro = receive_outro,
@@ -118,7 +108,7 @@ static int receive_parse(struct receive_options *o, int argc, char **argv)
 	if (!o->bytes)
 		return usage_error("receive", "%s--bytes SIZE is required", "");
 	if (o->close_after > o->bytes)
-		return usage_error("receive", "--close-after%s is more than --bytes", "");
+		return usage_error("receive", "--close-after: expected at most --bytes, the stream's length%s", "");
 	return 0;
 }
 

@@ -33,16 +33,6 @@
 
 #define SEND_BUF_BYTES (1u << 20)   /* regenerated per write: no pattern-sized buffer */
 
-struct send_options {
-	struct sockaddr_in connect;
-	bool have_connect;
-	uint64_t bytes;
-	uint64_t corrupt_at;        /* test aid: flip this byte ... */
-	bool corrupt;               /* ... if set */
-	uint32_t timeout;           /* seconds the receiver may stall us */
-	bool quiet;
-};
-
 #define SEND(field) offsetof(struct send_options, field)
 
 static bool parse_connect(const char *arg, void *opts)
@@ -61,13 +51,14 @@ static bool note_corrupt(const char *arg, void *opts)
 }
 
 /* The options of `send`, each described once (common/opt_table.h). */
-static const struct opt send_opts[] = {
+const struct opt send_opts[] = {
 	{ OPT_CUSTOM, "connect", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_connect,
-	  .accepts = "IPv4 ADDR:PORT such as 127.0.0.1:5001", .def = "none: required",
+	  .accepts = "IPv4 ADDR:PORT, PORT 1 to 65535, such as 127.0.0.1:5001", .def = "none: required",
 	  .help = "the receiver's address and port" },
 	{ OPT_SIZE, "bytes", "SIZE", SEND(bytes), 1, UINT64_MAX, .accepts = "a positive size such as 64M or 1G",
 	  .def = "none: required", .help = "bytes to send, K/M/G suffixes" },
-	{ OPT_SIZE, "corrupt-at", "OFFSET", SEND(corrupt_at), 0, UINT64_MAX, .parse = note_corrupt,
+	/* an offset inside the stream: below --bytes, so at most 2^64 - 2 */
+	{ OPT_SIZE, "corrupt-at", "OFFSET", SEND(corrupt_at), 0, UINT64_MAX - 1, .parse = note_corrupt,
 	  .accepts = "a byte offset, K/M/G suffixes", .def = "none",
 	  .help = "test aid: flip the stream's byte at OFFSET" },
 	{ OPT_U32, "timeout", "SECONDS", SEND(timeout), 1, 86400,
@@ -89,7 +80,7 @@ static const char send_outro[] =
 "Exit status: 0 all sent and the receiver closed cleanly; 1 connection refused,\n"
 "reset or timed out; 2 usage.\n";
 
-static int send_parse(struct send_options *o, int argc, char **argv)
+int send_parse(struct send_options *o, int argc, char **argv)
 {
 	struct send_options defaults = { .timeout = 30 };
 	const struct opt_command cmd = { .name = "send", .table = send_opts, .intro = send_intro, .outro = send_outro,
@@ -107,7 +98,7 @@ static int send_parse(struct send_options *o, int argc, char **argv)
 	if (!o->bytes)
 		return usage_error("send", "%s--bytes SIZE is required", "");
 	if (o->corrupt && o->corrupt_at >= o->bytes)
-		return usage_error("send", "--corrupt-at%s is past the end of the stream (--bytes)", "");
+		return usage_error("send", "--corrupt-at: expected an offset below --bytes, the stream's length%s", "");
 	return 0;
 }
 

@@ -60,7 +60,7 @@ static void on_table_signal(int sig)
 static int add_row(struct table *t, const char *label, const char *policy, const char *const *args)
 {
 	if (t->nrows == MAX_ROWS)
-		return usage_error("table", "too many rows (limit 64)%s", "");
+		return usage_error("table", "--rows: too many rows (at most 64)%s", "");
 	for (unsigned m = 0; m < 2; m++) {
 		struct row *r = &t->rows[m][t->nrows];
 
@@ -76,11 +76,24 @@ static int add_row(struct table *t, const char *label, const char *policy, const
 
 /* The label and --policy value of a notify or cost row's word: a number
  * is a static threshold.  0, or a usage error. */
-static int policy_of_word(const char *word, char *label, size_t lsize, char *policy, size_t psize)
+static int policy_of_word(const struct table *t, const char *word, char *label, size_t lsize, char *policy,
+			  size_t psize)
 {
 	char *end;
 	long n = strtol(word, &end, 10);
+	uint32_t ring = 128;   /* run's default */
 
+	/* The last --ring passed on is the one every run gets (a bad one is
+	 * the run parser's to refuse). */
+	for (unsigned i = 0; i + 1 < t->npass; i++)
+		if (!strcmp(t->pass[i], "--ring") && !parse_u32(t->pass[i + 1], 2, 1024, &ring))
+			ring = 1024;
+	if (*word && !*end && n > (long)ring && n <= 1024) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "threshold %ld: expected at most --ring %u", n, ring);
+		return usage_error("table", "--rows: %s (or dynamic|dynamic-exact|always|event-idx|event-desc)", what);
+	}
 	if (*word && !*end && n >= 0 && n <= 1024) {
 		snprintf(label, lsize, "%ld", n);
 		snprintf(policy, psize, "static:%ld", n);
@@ -89,8 +102,8 @@ static int policy_of_word(const char *word, char *label, size_t lsize, char *pol
 		snprintf(label, lsize, "%c%s", toupper((unsigned char)word[0]), word + 1);
 		snprintf(policy, psize, "%s", word);
 	} else {
-		return usage_error("table", "--rows: '%s' is not a threshold or dynamic|dynamic-exact|always|event-idx|"
-				   "event-desc", word);
+		return usage_error("table", "--rows: '%s' is not a threshold (0 to 1024, at most --ring) or dynamic|"
+				   "dynamic-exact|always|event-idx|event-desc", word);
 	}
 	return 0;
 }
@@ -102,8 +115,8 @@ static int add_notify_row(struct table *t, const char *word)
 	unsigned i = t->nrows;
 
 	if (i == MAX_ROWS)
-		return usage_error("table", "too many rows (limit 64)%s", "");
-	if (policy_of_word(word, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])))
+		return usage_error("table", "--rows: too many rows (at most 64)%s", "");
+	if (policy_of_word(t, word, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])))
 		return EXIT_USAGE;
 	return add_row(t, row_labels[i], row_policies[i], (const char *const[]){ "--policy", row_policies[i], NULL });
 }
@@ -125,7 +138,7 @@ static int add_indirect_row(struct table *t, const char *word)
 			const char *args[] = { "--indirect", modes[i], rings[k], costs[i], NULL };
 
 			if (i == MAX_ROWS)
-				return usage_error("table", "too many rows (limit 64): fewer --rows or --indirect-costs%s", "");
+				return usage_error("table", "--rows: too many rows (at most 64): fewer --rows or --indirect-costs%s", "");
 			snprintf(modes[i], sizeof(modes[i]), "%s", word);
 			if (t->nicosts) {
 				snprintf(row_labels[i], sizeof(row_labels[i]), "%s/%s/%uns", word, rings[k] + 7, t->icosts[c]);
@@ -155,7 +168,7 @@ static int add_policy_row(struct table *t, const char *label, const char *policy
 	unsigned i = t->nrows;
 
 	if (i == MAX_ROWS) {
-		usage_error("table", "too many rows (limit 64)%s", "");
+		usage_error("table", "--rows: too many rows (at most 64)%s", "");
 		return -1;
 	}
 	snprintf(row_labels[i], sizeof(row_labels[i]), "%s", label);
@@ -171,7 +184,7 @@ static int add_cost_rows(struct table *t, const char *word)
 {
 	char label[16], policy[24];
 
-	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+	if (policy_of_word(t, word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned p = 0; p < sizeof(cost_pace_us) / sizeof(cost_pace_us[0]); p++)
 		for (unsigned c = 0; c < sizeof(cost_exit_us) / sizeof(cost_exit_us[0]); c++) {
@@ -200,8 +213,8 @@ static int add_layout_rows(struct table *t, const char *word)
 		const char *w = strcmp(word, "event") ? word : k ? "event-desc" : "event-idx";
 
 		if (i == MAX_ROWS)
-			return usage_error("table", "too many rows (limit 64)%s", "");
-		if (policy_of_word(w, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])) ||
+			return usage_error("table", "--rows: too many rows (at most 64)%s", "");
+		if (policy_of_word(t, w, row_labels[i], sizeof(row_labels[i]), row_policies[i], sizeof(row_policies[i])) ||
 		    add_row(t, row_labels[i], row_policies[i],
 			    (const char *const[]){ "--policy", row_policies[i], "--layout", layouts[k], NULL }))
 			return EXIT_USAGE;
@@ -225,7 +238,7 @@ static int add_poll_rows(struct table *t, const char *word)
 {
 	char label[16], policy[24];
 
-	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+	if (policy_of_word(t, word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned k = 0; k < sizeof(poll_windows) / sizeof(poll_windows[0]); k++) {
 		int i = add_policy_row(t, label, policy, "--host-poll-us", poll_windows[k]);
@@ -245,7 +258,7 @@ static int add_coalesce_rows(struct table *t, const char *word)
 {
 	char label[16], policy[24];
 
-	if (policy_of_word(word, label, sizeof(label), policy, sizeof(policy)))
+	if (policy_of_word(t, word, label, sizeof(label), policy, sizeof(policy)))
 		return EXIT_USAGE;
 	for (unsigned u = 0; u < sizeof(coal_usecs) / sizeof(coal_usecs[0]); u++)
 		for (unsigned k = 0; k < sizeof(coal_packets) / sizeof(coal_packets[0]); k++) {
@@ -271,6 +284,9 @@ int table_build_rows(struct table *t, const char *spec)
 			: "10,20,30,40,50,60,70,100,128,dynamic,always,event-idx";
 	char buf[512], *save = NULL, *word;
 
+	/* Cut short, a list would silently lose (or change) its last rows. */
+	if (spec && strlen(spec) >= sizeof(buf))
+		return usage_error("table", "--rows '%.40s...': too long (at most 511 characters)", spec);
 	snprintf(buf, sizeof(buf), "%s", spec ? spec : def);
 	for (word = strtok_r(buf, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
 		int rc = !strcmp(t->experiment, "indirect") ? add_indirect_row(t, word)
@@ -288,14 +304,51 @@ int table_build_rows(struct table *t, const char *spec)
 
 /* ---- one child run ---- */
 
+_Static_assert(TABLE_CHILD_ARGV == 17 + MAX_PASS + MAX_ROW_ARGS + 1, "table.h's TABLE_CHILD_ARGV is out of date");
+
+unsigned table_child_argv(const struct table *t, const char *model, const struct row *r, const char *json,
+			  const char *trace, const char *peer, char **argv)
+{
+	unsigned a = 0;
+
+	argv[a++] = "/proc/self/exe";
+	argv[a++] = "run";
+	argv[a++] = "--quiet";
+	argv[a++] = "--stats-json";
+	argv[a++] = (char *)json;
+	argv[a++] = "--vm";
+	argv[a++] = (char *)t->vm;
+	argv[a++] = "--model";
+	argv[a++] = (char *)model;
+	/* A run that hangs must not hang the table: far above any 1 GiB run. */
+	argv[a++] = "--max-seconds";
+	argv[a++] = "900";
+	if (trace) {
+		argv[a++] = "--trace";
+		argv[a++] = (char *)trace;
+	}
+	if (t->tcp) {
+		argv[a++] = "--net";
+		argv[a++] = t->tcp_tap ? "tap:lkvm0" : "user";
+		argv[a++] = "--peer";
+		/* before the receiver listens (check_rows), where it will be */
+		argv[a++] = (char *)(peer ? peer : t->tcp_tap ? "10.99.0.1:5001" : "10.0.2.2:5001");
+	}
+	for (unsigned i = 0; i < t->npass; i++)
+		argv[a++] = t->pass[i];
+	for (unsigned i = 0; i < r->nargs; i++)
+		argv[a++] = (char *)r->args[i];
+	argv[a] = NULL;
+	return a;
+}
+
 /* Runs one sample, traced into `trace` unless that is NULL; returns the
  * child's exit status (or 128+signal). */
 static int run_one(struct table *t, const char *model, struct row *r, const char *trace, double *v, char *why,
 		   size_t why_size)
 {
 	char json[] = "/tmp/lkvm-table-XXXXXX", errf[] = "/tmp/lkvm-table-err-XXXXXX";
-	char *argv[MAX_PASS + 16];
-	unsigned a = 0;
+	char *argv[TABLE_CHILD_ARGV];
 	int jfd = mkstemp(json), efd = mkstemp(errf), status = 0;
 	pid_t pid;
 	double ring_full = 0, indirect = 0, direct = 0;
@@ -311,37 +364,11 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 		return EXIT_ERROR;
 	}
 	close(jfd);
-	argv[a++] = "/proc/self/exe";
-	argv[a++] = "run";
-	argv[a++] = "--quiet";
-	argv[a++] = "--stats-json";
-	argv[a++] = json;
-	argv[a++] = "--vm";
-	argv[a++] = (char *)t->vm;
-	argv[a++] = "--model";
-	argv[a++] = (char *)model;
-	/* A run that hangs must not hang the table: far above any 1 GiB run. */
-	argv[a++] = "--max-seconds";
-	argv[a++] = "900";
-	if (trace) {
-		argv[a++] = "--trace";
-		argv[a++] = (char *)trace;
+	if (t->tcp && tcp_lab_start_receiver(&t->lab, t->bytes, why, why_size) < 0) {
+		close(efd), unlink(json), unlink(errf);
+		return EXIT_ERROR;
 	}
-	if (t->tcp) {
-		if (tcp_lab_start_receiver(&t->lab, t->bytes, why, why_size) < 0) {
-			close(efd), unlink(json), unlink(errf);
-			return EXIT_ERROR;
-		}
-		argv[a++] = "--net";
-		argv[a++] = t->tcp_tap ? "tap:lkvm0" : "user";
-		argv[a++] = "--peer";
-		argv[a++] = t->lab.peer_arg;
-	}
-	for (unsigned i = 0; i < t->npass; i++)
-		argv[a++] = t->pass[i];
-	for (unsigned i = 0; i < r->nargs; i++)
-		argv[a++] = r->args[i];
-	argv[a] = NULL;
+	table_child_argv(t, model, r, json, trace, t->tcp ? t->lab.peer_arg : NULL, argv);
 
 	pid = fork();
 	if (pid == 0) {
@@ -862,10 +889,11 @@ static bool parse_preset(const char *arg, void *opts)
 	return !strcmp(arg, "none") || preset_find(arg);
 }
 
-static bool make_trace_dir(const char *arg, void *opts)
+/* --trace-dir: made here, after the parse (which must create nothing: the
+ * command-line fuzzer runs it), before anything runs. */
+static bool make_trace_dir(const char *dir)
 {
-	(void)opts;
-	return (mkdir(arg, 0755) == 0 || errno == EEXIST) && access(arg, W_OK | X_OK) == 0;
+	return (mkdir(dir, 0755) == 0 || errno == EEXIST) && access(dir, W_OK | X_OK) == 0;
 }
 
 static bool parse_workload(const char *arg, void *opts)
@@ -883,7 +911,7 @@ static bool parse_plot(const char *arg, void *opts)
 	return plot_file_name_ok(arg);
 }
 
-static const struct opt table_opts[] = {
+const struct opt table_opts[] = {
 	{ OPT_WORD, "experiment", "E", TABLE(experiment), .words = "notify|indirect|cost|layout|poll|coalesce",
 	  .help = "notify: the 2008 sweep; indirect: Sasha Levin's 2011 rule, never / always / threshold x ring "
 		  "128, 256, --segments 3 (with --indirect-costs, each at every price of a table); cost: the thread "
@@ -919,8 +947,8 @@ static const struct opt table_opts[] = {
 	{ OPT_STRING, "plot", "FILE", TABLE(plot), .parse = parse_plot, .accepts = "a file name ending in .svg or .png",
 	  .help = "draw seconds and notifies against threshold (cost: against the exit cost; indirect with "
 		  "--indirect-costs: Gbit/s against the price of a table, crossover marked), with gnuplot" },
-	{ OPT_STRING, "trace-dir", "DIR", TABLE(trace_dir), .parse = make_trace_dir,
-	  .accepts = "a writable directory; created if missing",
+	/* Made and checked by table_main once the whole line has parsed. */
+	{ OPT_STRING, "trace-dir", "DIR", TABLE(trace_dir), .accepts = "a writable directory; created if missing",
 	  .help = "trace each row's first run into DIR/MODEL-NN-ROW.bin (run --trace; read one with 'lguest-kvm "
 		  "trace FILE')" },
 	{ OPT_WORD, "workload", "W", OPT_NO_FIELD, .words = "raw|tcp", .parse = parse_workload, .def = "raw",
@@ -1069,24 +1097,44 @@ static int parse_table_options(struct table *t, int argc, char **argv)
 	return rc ? rc : check_experiment(t);
 }
 
-/* Check every row's options, with the passed-through ones, with the run
- * parser itself: a bad combination is a usage error now, not a failed row
- * after minutes of sweeping. */
+/* --trace-dir: where row r's first repeat leaves its timeline --
+ * DIR/MODEL-NN-LABEL.bin, NN the row's place in the sweep (labels repeat
+ * across layouts), the label's characters other than letters, digits, '.'
+ * and '-' as '-'. */
+static bool trace_path(const struct table *t, unsigned mi, const struct row *r, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s-%02u-", t->trace_dir, t->models[mi], (unsigned)(r - t->rows[mi]));
+
+	/* A --trace-dir near PATH_MAX: say so (check_rows), never write past buf. */
+	if (n < 0 || (size_t)n + strlen(r->label) + sizeof(".bin") > size)
+		return false;
+	for (const char *c = r->label; *c; c++)
+		buf[n++] = isalnum((unsigned char)*c) || *c == '.' || *c == '-' ? *c : '-';
+	memcpy(buf + n, ".bin", sizeof(".bin"));
+	return true;
+}
+
+/* Check every row's options exactly as its child will get them
+ * (table_child_argv: the passed-through ones, the row's own, --trace and
+ * tcp's network), with the run parser itself: a bad combination is a usage
+ * error now, not a failed row after minutes of sweeping. */
 static int check_rows(struct table *t)
 {
 	for (unsigned i = 0; i < t->nrows * t->nmodels; i++) {
-		const struct row *r = &t->rows[0][i % t->nrows];
-		char *argv[MAX_PASS + 16] = { "run", "--vm", (char *)t->vm, "--model", (char *)t->models[i / t->nrows] };
+		unsigned mi = i / t->nrows;
+		const struct row *r = &t->rows[mi][i % t->nrows];
+		char *argv[TABLE_CHILD_ARGV], trace[PATH_MAX];
 		struct run_options o;
-		unsigned a = 5;
+		unsigned a;
 		int rc;
 
-		for (unsigned k = 0; k < t->npass; k++)
-			argv[a++] = t->pass[k];
-		for (unsigned k = 0; k < r->nargs; k++)
-			argv[a++] = (char *)r->args[k];
+		if (t->trace_dir && !trace_path(t, mi, r, trace, sizeof(trace)))
+			return usage_error("table", "--trace-dir '%.60s...': too long for its files' names (PATH_MAX)",
+					   t->trace_dir);
+		a = table_child_argv(t, t->models[mi], r, "/tmp/lkvm-table-check.json", t->trace_dir ? trace : NULL,
+				     NULL, argv);
 		run_options_defaults(&o);
-		rc = run_options_parse(&o, (int)a, argv);
+		rc = run_options_parse(&o, (int)a - 1, argv + 1);
 		if (rc)
 			return rc > 0 ? rc : EXIT_USAGE;
 	}
@@ -1107,19 +1155,6 @@ static void add_default_segments(struct table *t)
 	}
 }
 
-/* --trace-dir: where row r's first repeat leaves its timeline --
- * DIR/MODEL-NN-LABEL.bin, NN the row's place in the sweep (labels repeat
- * across layouts), the label's characters other than letters, digits, '.'
- * and '-' as '-'. */
-static void trace_path(const struct table *t, unsigned mi, const struct row *r, char *buf, size_t size)
-{
-	int n = snprintf(buf, size, "%s/%s-%02u-", t->trace_dir, t->models[mi], (unsigned)(r - t->rows[mi]));
-
-	for (const char *c = r->label; *c && n > 0 && (size_t)n + 5 < size; c++)
-		buf[n++] = isalnum((unsigned char)*c) || *c == '.' || *c == '-' ? *c : '-';
-	snprintf(buf + n, size - (size_t)n, ".bin");
-}
-
 /* One sample of row r; false when the sweep must stop (a signal). */
 static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep)
 {
@@ -1128,7 +1163,7 @@ static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep
 	int st;
 
 	if (traced)
-		trace_path(t, mi, r, trace, sizeof(trace));
+		(void)trace_path(t, mi, r, trace, sizeof(trace));   /* fits: check_rows made sure */
 	progress(t, t->models[mi], r, rep);
 	st = table_signal ? 128 + table_signal
 			  : run_one(t, t->models[mi], r, traced ? trace : NULL, r->v[r->n], why, sizeof(why));
@@ -1225,23 +1260,36 @@ static void print_loopback(const struct table *t, FILE *f)
 		t->bytes * 8.0 / median / 1e9);
 }
 
+int table_parse(struct table *t, int argc, char **argv)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->experiment = "notify";
+	t->repeat = 3;
+	t->vm = "kvm";
+	t->models[0] = "threaded", t->models[1] = "lguest", t->nmodels = 2;
+	rc = parse_table_options(t, argc, argv);
+	if (rc)
+		return rc;
+	add_default_segments(t);
+	if ((rc = table_build_rows(t, t->rows_arg)))
+		return rc;
+	return check_rows(t);
+}
+
 int table_main(int argc, char **argv)
 {
 	static struct table t;
 	bool failed;
 	int rc;
 
-	memset(&t, 0, sizeof(t));
-	t.experiment = "notify";
-	t.repeat = 3;
-	t.vm = "kvm";
-	t.models[0] = "threaded", t.models[1] = "lguest", t.nmodels = 2;
-	rc = parse_table_options(&t, argc, argv);
+	rc = table_parse(&t, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	add_default_segments(&t);
-	if ((rc = table_build_rows(&t, t.rows_arg)) || (rc = check_rows(&t)))
-		return rc;
+	if (t.trace_dir && !make_trace_dir(t.trace_dir))
+		return usage_error("table", "--trace-dir '%s': expected a writable directory; created if missing",
+				   t.trace_dir);
 	/* Every sample of a VM model needs KVM: say so once, not in a FAILED
 	 * line per row. */
 	if (!strcmp(t.vm, "kvm") && vm_check_kvm() < 0) {

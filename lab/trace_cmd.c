@@ -47,13 +47,6 @@
 #define PLOT_WIDTH     1200u
 #define PLOT_HEIGHT    950u
 
-struct trace_options {
-	const char *file;
-	const char *plot;
-	double from_ms, to_ms;      /* to_ms < 0: to the end */
-	bool json;
-};
-
 #define TRACE(field) offsetof(struct trace_options, field)
 
 static bool parse_plot(const char *arg, void *opts)
@@ -85,7 +78,7 @@ static bool parse_to(const char *arg, void *opts)
 }
 
 /* The options of `trace`, each described once (common/opt_table.h). */
-static const struct opt trace_opts[] = {
+const struct opt trace_opts[] = {
 	{ OPT_STRING, "plot", "OUT.svg", TRACE(plot), .parse = parse_plot,
 	  .accepts = "a file name ending in .svg or .png",
 	  .help = "also draw the window on one time axis: ring occupancy and threshold, the host timer's length, "
@@ -116,7 +109,7 @@ static const char trace_outro[] =
 "The counter checks always cover the whole file.  Exit status: 0 ok; 1 the\n"
 "file is bad (one line saying what), or the plot failed; 2 usage.\n";
 
-static int trace_parse(struct trace_options *o, int argc, char **argv)
+int trace_parse(struct trace_options *o, int argc, char **argv)
 {
 	const struct trace_options defaults = { .to_ms = -1 };
 	const struct opt_command cmd = { .name = "trace", .table = trace_opts, .intro = trace_intro, .outro = trace_outro,

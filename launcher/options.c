@@ -283,7 +283,7 @@ static bool parse_host_ip(const char *arg, void *opts)
 
 /* ---- the options of `run`, each described once ---- */
 
-static const struct opt run_opts[] = {
+const struct opt run_opts[] = {
 	OPT_SECTION_ROW("Guest and workload:"),
 	{ OPT_SIZE, "mem", "SIZE", RUN(mem), 16ull << 20, 3ull << 30, .parse = mem_to_pages,
 	  .accepts = "16M to 3G", .help = "guest RAM" },
@@ -306,7 +306,7 @@ static const struct opt run_opts[] = {
 		  "guest TCP stack; tcp: a data segment at most every N ns, the sender's own work included (2008's "
 		  "time per packet, all in)" },
 	{ OPT_CUSTOM, "indirect", "I", RUN(indirect), .parse = parse_indirect,
-	  .accepts = "never, always, threshold or threshold:N", .def = "never",
+	  .accepts = "never, always, threshold or threshold:N (N 1 to 1024)", .def = "never",
 	  .help = "when the guest puts a frame's descriptors in an indirect table: the 2011 patch's rule" },
 	{ OPT_U32, "indirect-cost-ns", "N", RUN(indirect_cost_ns), 0, LKVM_INDIRECT_COST_NS_MAX,
 	  .help = "guest work per indirect table it builds, timed with its TSC: the 2011 driver's kmalloc, priced" },
@@ -331,14 +331,14 @@ static const struct opt run_opts[] = {
 	  .help = "sink verifies and discards; tap writes to a real TAP device; user is libslirp, unprivileged, "
 		  "tcp only" },
 	{ OPT_CUSTOM, "peer", "ADDR:PORT", OPT_NO_FIELD, .parse = parse_peer,
-	  .accepts = "an IPv4 address and port, e.g. 10.99.0.1:5001",
+	  .accepts = "an IPv4 address and a port 1 to 65535, e.g. 10.99.0.1:5001",
 	  .def = "10.99.0.1:5001 on tap; 10.0.2.2:5001 on user, which is the host's 127.0.0.1:5001",
 	  .help = "tcp: the receiver as the guest sees it" },
 	{ OPT_CUSTOM, "guest-ip", "ADDR", OPT_NO_FIELD, .parse = parse_guest_ip,
 	  .accepts = "an IPv4 address, e.g. 10.99.0.2", .def = "10.99.0.2 on tap, 10.0.2.15 on user",
 	  .help = "tcp: the guest's address" },
 	{ OPT_CUSTOM, "host-ip", "ADDR/LEN", OPT_NO_FIELD, .parse = parse_host_ip,
-	  .accepts = "an IPv4 address and prefix, e.g. 10.99.0.1/24",
+	  .accepts = "an IPv4 address and a prefix length 0 to 32, e.g. 10.99.0.1/24",
 	  .def = "leave a named tap as it is; a new tap gets 10.99.0.1/24",
 	  .help = "tap: give the tap this address and bring it up" },
 	{ OPT_FLAG, "tso", NULL, RUN(tso),
@@ -463,11 +463,10 @@ static int check_policy_ring(const struct run_options *o)
 		return usage_error("run", "--policy event-desc: the packed ring's; add --layout packed (or use event-idx)%s",
 				   "");
 	if (o->segments > o->ring && !strcmp(o->indirect, "never")) {
-		char both[48];
+		char both[96];
 
-		snprintf(both, sizeof(both), "%u with --ring %u", o->segments, o->ring);
-		return usage_error("run", "--segments %s: a frame would need more descriptors than the ring has",
-				   both);
+		snprintf(both, sizeof(both), "%u with --ring %u: expected at most %u", o->segments, o->ring, o->ring);
+		return usage_error("run", "--segments %s (a descriptor per segment), or an --indirect mode", both);
 	}
 	return 0;
 }
@@ -475,7 +474,7 @@ static int check_policy_ring(const struct run_options *o)
 /* What the guest keeps in its RAM, and who the launcher becomes. */
 static int check_ram_user(const struct run_options *o)
 {
-	char n[48];
+	char n[160];
 
 	if (o->indirect_cold_lines && o->mem < 2ull * LKVM_INDIRECT_COLD_BYTES) {
 		snprintf(n, sizeof(n), "%u", o->indirect_cold_lines);
@@ -484,10 +483,16 @@ static int check_ram_user(const struct run_options *o)
 	}
 	/* The guest's ring comes out of its RAM: leave it at least half. */
 	if (o->trace && (uint64_t)o->trace_events * sizeof(struct lkvm_trace_event) > o->mem / 2) {
-		snprintf(n, sizeof(n), "%u (%u MiB)", o->trace_events,
-			 (unsigned)(((uint64_t)o->trace_events * sizeof(struct lkvm_trace_event)) >> 20));
-		return usage_error("run", "--trace-events %s: the guest keeps its ring in RAM; give a larger --mem "
-				   "or fewer events", n);
+		uint64_t most = o->mem / 2 / sizeof(struct lkvm_trace_event);
+
+		/* the largest power of two that fits */
+		while (most & (most - 1))
+			most &= most - 1;
+		snprintf(n, sizeof(n), "%u: expected at most %llu with --mem %llu%s", o->trace_events,
+			 (unsigned long long)most,
+			 (unsigned long long)(o->mem & 0xfffff ? o->mem : o->mem >> 20), o->mem & 0xfffff ? "" : "M");
+		return usage_error("run", "--trace-events %s (the guest keeps its ring in half its RAM); give a larger "
+				   "--mem or fewer events", n);
 	}
 	if (o->stay_root && o->user)
 		return usage_error("run", "--stay-root with --user %s: pick one", o->user);

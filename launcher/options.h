@@ -59,9 +59,14 @@ struct run_options {
 /* Does this run boot a Linux kernel (--kernel or --guest linux)? */
 static inline bool run_is_linux(const struct run_options *o) { return o->kernel || o->guest_linux; }
 
+/* Each option of `run`, described once (options.c): also what the
+ * command-line fuzzer and the option-bounds test walk. */
+extern const struct opt run_opts[];
+
 void run_options_defaults(struct run_options *o);
 /* Parse `run` arguments (argv[0] = "run").  Returns 0, or EXIT_USAGE after
- * printing one line, or -1 for --help/--version (already printed). */
+ * printing one line, or -1 for --help/--version (already printed).  Parsing
+ * only: it opens nothing and starts nothing (the fuzzer relies on it). */
 int run_options_parse(struct run_options *o, int argc, char **argv);
 
 #endif
