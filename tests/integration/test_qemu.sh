@@ -97,9 +97,13 @@ check_raw() {
 qemu_run raw-always microvm "lkvm.workload=raw lkvm.bytes=$BYTES lkvm.policy=always lkvm.wait=halt" \
 	"${MODERN[@]}" "${NET[@]}"
 check_raw raw-always 3
-check "raw-always: threshold 0; it slept in hlt and QEMU's interrupts woke it (waits $(rep raw-always tx_waits_halted), irqs $(rep raw-always irq_count))" \
-	sh -c "[ $(rep raw-always tx_threshold_final) = 0 ] && [ $(rep raw-always tx_waits_halted) -gt 0 ] &&
-	       [ $(rep raw-always irq_count) -ge 1 ]"
+# Whether this guest runs out of buffers and halts at all is QEMU's TX
+# thread against a TCG guest (a fresh-clone CI run at 15b4e2a saw 0 halts
+# with 3 full rings, earlier runs many): so, as for raw-words below, what
+# is checked is that every hlt it made was ended by an interrupt.
+check "raw-always: threshold 0; every hlt it made ended by QEMU's interrupt (waits $(rep raw-always tx_waits_halted), irqs $(rep raw-always irq_count))" \
+	sh -c "[ $(rep raw-always tx_threshold_final) = 0 ] &&
+	       [ $(rep raw-always irq_count) -ge $(rep raw-always tx_waits_halted) ]"
 
 qemu_run raw-dynamic microvm "lkvm.workload=raw lkvm.bytes=$BYTES lkvm.policy=dynamic lkvm.segments=2" \
 	"${MODERN[@]}" "${NET[@]}"
