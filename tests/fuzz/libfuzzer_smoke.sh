@@ -33,38 +33,31 @@ if ! CC=clang meson setup "$WORK/build" "$SRC" -Dfuzz=true >"$WORK/setup.log" 2>
 fi
 ok "the clang build of the libFuzzer targets"
 
-for target in virtqueue vring-packed devices elf; do
-	corpus=$WORK/corpus-$target
+# One fuzzer from its committed corpus (a copy: libFuzzer adds to it) for
+# SECONDS: it must run and find nothing.
+run_fuzzer() {   # NAME CORPUS-DIR SECONDS
+	local name=$1 corpus=$WORK/corpus-$1 runs rc
 	mkdir -p "$corpus"
-	[ -d "$SRC/tests/fuzz/corpus/$target" ] && cp "$SRC/tests/fuzz/corpus/$target/"* "$corpus/"
-	"$WORK/build/tests/fuzz/fuzz-$target" -max_total_time="$SECONDS_EACH" -timeout=10 -print_final_stats=1 \
-		"$corpus" >"$WORK/$target.log" 2>&1
+	[ -d "$2" ] && cp "$2/"* "$corpus/"
+	"$WORK/build/tests/fuzz/fuzz-$name" -max_total_time="$3" -timeout=10 -print_final_stats=1 \
+		"$corpus" >"$WORK/$name.log" 2>&1
 	rc=$?
-	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$WORK/$target.log" | grep -o '[0-9]*$')
+	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$WORK/$name.log" | grep -o '[0-9]*$')
 	if [ $rc = 0 ] && [ "${runs:-0}" -gt 0 ]; then
-		ok "fuzz-$target: ${SECONDS_EACH} s, ${runs} executions, nothing found"
+		ok "fuzz-$name: $3 s, ${runs} executions, nothing found"
 	else
-		tail -30 "$WORK/$target.log"
-		bad "fuzz-$target: exit $rc after ${runs:-0} executions"
+		tail -30 "$WORK/$name.log"
+		bad "fuzz-$name: exit $rc after ${runs:-0} executions"
 	fi
+}
+for target in virtqueue vring-packed devices elf; do
+	run_fuzzer "$target" "$SRC/tests/fuzz/corpus/$target" "$SECONDS_EACH"
 done
 # The command-line fuzzers (fuzz_cmdline.c): 3 s each from their corpus.
 # Clang's UBSan sees what gcc's smoke build may not (pointer overflow);
 # bench/fuzz-cmdline runs the long campaign.
 for cmd in run table receive send trace; do
-	corpus=$WORK/corpus-cmd-$cmd
-	mkdir -p "$corpus"
-	cp "$SRC/tests/fuzz/corpus/cmd-$cmd/"* "$corpus/"
-	"$WORK/build/tests/fuzz/fuzz-cmd-$cmd" -max_total_time=3 -timeout=10 -print_final_stats=1 "$corpus" \
-		>"$WORK/cmd-$cmd.log" 2>&1
-	rc=$?
-	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$WORK/cmd-$cmd.log" | grep -o '[0-9]*$')
-	if [ $rc = 0 ] && [ "${runs:-0}" -gt 0 ]; then
-		ok "fuzz-cmd-$cmd: 3 s, ${runs} executions, nothing found"
-	else
-		tail -30 "$WORK/cmd-$cmd.log"
-		bad "fuzz-cmd-$cmd: exit $rc after ${runs:-0} executions"
-	fi
+	run_fuzzer "cmd-$cmd" "$SRC/tests/fuzz/corpus/cmd-$cmd" 3
 done
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
