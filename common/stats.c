@@ -7,6 +7,7 @@
  */
 #include "stats.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "diag.h"
@@ -98,23 +99,46 @@ int stats_write_json(FILE *f, const char *path, const struct stats *st)
 	return 0;
 }
 
-int stats_json_number(const char *path, const char *key, double *out)
+/* The text after `"key": ` on the first line that has it, into line. */
+static const char *json_value(const char *path, const char *key, char *line, size_t size)
 {
-	char line[512], want[80];
+	char want[80];
+	const char *found = NULL;
 	FILE *f = fopen(path, "r");
-	int found = 0;
 
 	if (!f)
-		return 0;
+		return NULL;
 	snprintf(want, sizeof(want), "\"%s\": ", key);
-	while (!found && fgets(line, sizeof(line), f)) {
+	while (!found && fgets(line, (int)size, f)) {
 		char *p = strstr(line, want);
 
-		if (p && sscanf(p + strlen(want), "%lf", out) == 1)
-			found = 1;
+		if (p)
+			found = p + strlen(want);
 	}
 	fclose(f);
 	return found;
+}
+
+int stats_json_number(const char *path, const char *key, double *out)
+{
+	char line[512];
+	const char *v = json_value(path, key, line, sizeof(line));
+
+	return v && sscanf(v, "%lf", out) == 1;
+}
+
+int stats_json_u64(const char *path, const char *key, uint64_t *out)
+{
+	char line[512], *end;
+	const char *v = json_value(path, key, line, sizeof(line));
+
+	if (!v)
+		return 0;
+	v += *v == '"';
+	if (*v < '0' || *v > '9')
+		return 0;
+	*out = strtoull(v, &end, 0);
+	return end != v;
 }
 
 int stats_cmp_double(const void *a, const void *b)

@@ -50,5 +50,8 @@ int stats_cmp_double(const void *a, const void *b);
 
 /* A number from a JSON file this project wrote ("key": value); 0 if absent. */
 int stats_json_number(const char *path, const char *key, double *out);
+/* The same for an unsigned integer, written as a number or as a quoted
+ * hex string ("net_features_negotiated": "0x100000020"). */
+int stats_json_u64(const char *path, const char *key, uint64_t *out);
 
 #endif

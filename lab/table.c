@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/virtio_ring.h>
+
 #include "clock.h"
 #include "diag.h"
 #include "gnuplot.h"
@@ -274,6 +276,32 @@ static int add_coalesce_rows(struct table *t, const char *word)
 	return 0;
 }
 
+/* Rows of the linux experiment (issue 25): Debian's kernel, its drivers
+ * unchanged, beside the stub's TCP sender on the same host models.
+ * "linux" offers everything we support; "linux-no-event-idx" withholds
+ * VIRTIO_RING_F_EVENT_IDX, so that Linux honours NO_NOTIFY as the 2008
+ * guest did; any other word is a stub row (a policy). */
+static int add_linux_row(struct table *t, const char *word)
+{
+	int i;
+
+	if (!strcmp(word, "linux"))
+		return add_row(t, "Linux", "linux", (const char *const[]){ "--guest", "linux", NULL });
+	if (!strcmp(word, "linux-no-event-idx"))
+		return add_row(t, "Linux-no-evidx", "linux",
+			       (const char *const[]){ "--guest", "linux", "--withhold-features", "event-idx", NULL });
+	if (word[strspn(word, "0123456789")] && strcmp(word, "dynamic") && strcmp(word, "dynamic-exact") &&
+	    strcmp(word, "always") && strcmp(word, "event-idx") && strcmp(word, "event-desc"))
+		return usage_error("table", "--rows: '%s' is not linux, linux-no-event-idx or a stub policy (a threshold, "
+				   "dynamic, dynamic-exact, always, event-idx or event-desc)", word);
+	i = t->nrows;
+	if (add_notify_row(t, word))
+		return EXIT_USAGE;
+	/* the label says whose driver it is */
+	snprintf(row_labels[i], sizeof(row_labels[i]), "Stub-%s", row_policies[i]);
+	return 0;
+}
+
 int table_build_rows(struct table *t, const char *spec)
 {
 	const char *def = !strcmp(t->experiment, "indirect") ? "never,always,threshold"
@@ -281,6 +309,7 @@ int table_build_rows(struct table *t, const char *spec)
 			: !strcmp(t->experiment, "layout") ? "10,20,40,64,100,dynamic,always,event"
 			: !strcmp(t->experiment, "poll") ? "dynamic,64,always,event-idx"
 			: !strcmp(t->experiment, "coalesce") ? "dynamic"
+			: !strcmp(t->experiment, "linux") ? "dynamic,event-idx,linux,linux-no-event-idx"
 			: "10,20,30,40,50,60,70,100,128,dynamic,always,event-idx";
 	char buf[512], *save = NULL, *word;
 
@@ -294,6 +323,7 @@ int table_build_rows(struct table *t, const char *spec)
 		       : !strcmp(t->experiment, "layout") ? add_layout_rows(t, word)
 		       : !strcmp(t->experiment, "poll") ? add_poll_rows(t, word)
 		       : !strcmp(t->experiment, "coalesce") ? add_coalesce_rows(t, word)
+		       : !strcmp(t->experiment, "linux") ? add_linux_row(t, word)
 		       : add_notify_row(t, word);
 
 		if (rc)
@@ -352,6 +382,8 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 	int jfd = mkstemp(json), efd = mkstemp(errf), status = 0;
 	pid_t pid;
 	double ring_full = 0, indirect = 0, direct = 0;
+	uint64_t features = 0;
+	bool linux_row = r->policy && !strcmp(r->policy, "linux");   /* indirect rows have no policy */
 
 	memset(v, 0, M_COUNT * sizeof(*v));
 
@@ -413,23 +445,31 @@ static int run_one(struct table *t, const char *model, struct row *r, const char
 		   !stats_json_number(json, "tx_gbit_per_second", &v[M_GBPS]) ||
 		   !stats_json_number(json, "tx_timer_timeouts", &v[M_TIMEOUTS]) ||
 		   !stats_json_number(json, "tx_queue_notifies", &v[M_NOTIFIES]) ||
-		   !stats_json_number(json, "guest_tx_threshold_final", &v[M_THRESHOLD]) ||
-		   !stats_json_number(json, "guest_tx_ring_full", &ring_full) ||
-		   !stats_json_number(json, "guest_tx_buffers_indirect", &indirect) ||
-		   !stats_json_number(json, "guest_tx_buffers_direct", &direct) ||
-		   !stats_json_number(json, "guest_tx_indirect_build_ns_per_table", &v[M_BUILD_NS]) ||
 		   !stats_json_number(json, "tx_pop_ns_per_chain_direct", &v[M_POP_DIRECT_NS]) ||
 		   !stats_json_number(json, "tx_pop_ns_per_chain_indirect", &v[M_POP_INDIRECT_NS]) ||
 		   !stats_json_number(json, "tx_device_cpu_seconds", &v[M_DEVICE_CPU]) ||
 		   !stats_json_number(json, "tx_device_wakeups", &v[M_WAKEUPS]) ||
 		   !stats_json_number(json, "tx_interrupts", &v[M_INTERRUPTS]) ||
-		   !stats_json_number(json, "guest_tx_waits_halted", &v[M_HALTS]) ||
 		   !stats_json_number(json, "tx_poll_seconds", &v[M_POLL_SECONDS]) ||
 		   !stats_json_number(json, "tx_frames", &v[M_FRAMES]) ||
-		   !stats_json_number(json, "tx_payload_bytes", &v[M_PAYLOAD])) {
+		   !stats_json_number(json, "tx_payload_bytes", &v[M_PAYLOAD]) ||
+		   !stats_json_u64(json, "net_features_negotiated", &features) ||
+		   /* the stub's own report; a Linux guest makes none */
+		   (!linux_row && (!stats_json_number(json, "guest_tx_threshold_final", &v[M_THRESHOLD]) ||
+				   !stats_json_number(json, "guest_tx_ring_full", &ring_full) ||
+				   !stats_json_number(json, "guest_tx_buffers_indirect", &indirect) ||
+				   !stats_json_number(json, "guest_tx_buffers_direct", &direct) ||
+				   !stats_json_number(json, "guest_tx_indirect_build_ns_per_table", &v[M_BUILD_NS]) ||
+				   !stats_json_number(json, "guest_tx_waits_halted", &v[M_HALTS])))) {
 		snprintf(why, why_size, "the run's stats JSON lacks a counter");
 		status = EXIT_ERROR;
+	} else if (linux_row) {
+		/* No guest report says how much was acknowledged; the receiver
+		 * verified all --bytes of it (above), and that is the payload. */
+		v[M_PAYLOAD] = (double)t->bytes;
+		v[M_GBPS] = v[M_SECONDS] > 0 ? t->bytes * 8.0 / v[M_SECONDS] / 1e9 : 0;
 	}
+	v[M_EVENT_IDX] = (double)(features >> VIRTIO_RING_F_EVENT_IDX & 1);
 	v[M_RING_FULL] = ring_full;
 	v[M_INDIRECT_SHARE] = indirect + direct > 0 ? indirect / (indirect + direct) : 0;
 	unlink(json);
@@ -719,6 +759,34 @@ static void print_coalesce_table(const struct table *t, FILE *f)
 	}
 }
 
+/* The linux experiment: each row's counts per GiB, and whether its driver
+ * took event-idx -- the one feature that decides whether NO_NOTIFY (2008's
+ * suppression) or avail_event (the modern one) governs its kicks. */
+static void print_linux_table(const struct table *t, FILE *f)
+{
+	for (unsigned mi = 0; mi < t->nmodels; mi++) {
+		fprintf(f, "\nModel: %s  (median of %u in interleaved rounds; per GiB of payload; +-%% is "
+			"(max-min)/median)\n", t->models[mi], t->repeat);
+		fprintf(f, "%-15s %-9s %-16s %-17s %-17s %-13s %s\n", "Guest", "Event-idx", "Seconds/GiB", "Timeouts/GiB",
+			"Notifies/GiB", "Irqs/GiB", "Frames/GiB");
+		for (unsigned i = 0; i < t->nrows; i++) {
+			const struct row *r = &t->rows[mi][i];
+			char sec[32], to[32], no[32];
+
+			if (r->failed[0]) {
+				fprintf(f, "%-15s FAILED: %s\n", r->label, r->failed);
+				continue;
+			}
+			snprintf(sec, sizeof(sec), "%.3f +-%.0f%%", per_gib(r, M_SECONDS), spread_pct(r, M_SECONDS));
+			snprintf(to, sizeof(to), "%.0f +-%.0f%%", per_gib(r, M_TIMEOUTS), spread_pct(r, M_TIMEOUTS));
+			snprintf(no, sizeof(no), "%.0f +-%.0f%%", per_gib(r, M_NOTIFIES), spread_pct(r, M_NOTIFIES));
+			fprintf(f, "%-15s %-9s %-16s %-17s %-17s %-13.0f %.0f\n", r->label,
+				r->min[M_EVENT_IDX] == r->max[M_EVENT_IDX] ? (r->median[M_EVENT_IDX] ? "yes" : "no") : "mixed",
+				sec, to, no, per_gib(r, M_INTERRUPTS), per_gib(r, M_FRAMES));
+		}
+	}
+}
+
 static void print_table(const struct table *t, FILE *f)
 {
 	bool indirect = !strcmp(t->experiment, "indirect");
@@ -729,6 +797,10 @@ static void print_table(const struct table *t, FILE *f)
 	}
 	if (!strcmp(t->experiment, "coalesce")) {
 		print_coalesce_table(t, f);
+		return;
+	}
+	if (!strcmp(t->experiment, "linux")) {
+		print_linux_table(t, f);
 		return;
 	}
 
@@ -912,14 +984,17 @@ static bool parse_plot(const char *arg, void *opts)
 }
 
 const struct opt table_opts[] = {
-	{ OPT_WORD, "experiment", "E", TABLE(experiment), .words = "notify|indirect|cost|layout|poll|coalesce",
+	{ OPT_WORD, "experiment", "E", TABLE(experiment), .words = "notify|indirect|cost|layout|poll|coalesce|linux",
 	  .help = "notify: the 2008 sweep; indirect: Sasha Levin's 2011 rule, never / always / threshold x ring "
 		  "128, 256, --segments 3 (with --indirect-costs, each at every price of a table); cost: the thread "
 		  "model's policy rows x exit cost 0,1,5,26,100 us x guest pace 0,24 us per frame; layout: each "
 		  "policy row on the split ring and on the packed ring, side by side; poll (issue 26): each policy row "
 		  "(default dynamic,64,always,event-idx) x --host-poll-us 0,5,20,50,200,adaptive; coalesce: each policy "
 		  "row (default dynamic) x --coalesce usecs 0,10,50,200,1000 x packets 1,8,64,256, --wait halt unless "
-		  "given; both --model threaded only (--vm none unless given), in interleaved rounds" },
+		  "given; both --model threaded only (--vm none unless given), in interleaved rounds; linux (issue 25): "
+		  "Debian's kernel sending --bytes over TCP, offered event-idx (linux) and not (linux-no-event-idx), "
+		  "beside the stub's TCP sender (default rows dynamic,event-idx,linux,linux-no-event-idx), a VM only, "
+		  "in interleaved rounds" },
 	{ OPT_CUSTOM, "preset", "P", OPT_NO_FIELD, .parse = parse_preset, .accepts = "2008 or none",
 	  .def = "2008 for the notify experiment",
 	  .help = "the machine the rows stand for: 2008 (docs/seed-2008.md; each of its options gives way to one "
@@ -1012,6 +1087,12 @@ static int apply_workload_net(struct table *t)
 	}
 	if ((rc = apply_preset(t, t->preset_arg, t->workload_given, t->model_given, t->vm_given, &net)))
 		return rc;
+	if (!strcmp(t->experiment, "linux")) {
+		/* Linux's /init sends over TCP; the stub's rows do the same */
+		if (t->workload_given && !t->tcp)
+			return usage_error("table", "--experiment linux: a TCP transfer (--workload tcp), not raw%s", "");
+		t->tcp = true;
+	}
 	if (t->tcp) {
 		if (net && strcmp(net, "tap") && strcmp(net, "user"))
 			return usage_error("table", "--net '%s': with --workload tcp, give tap (root) or user", net);
@@ -1066,6 +1147,13 @@ static int check_experiment(struct table *t)
 					   "--workload tcp%s", "");
 		if (passed(t, "--exit-cost-ns"))
 			return usage_error("table", "--experiment cost: its rows set --exit-cost-ns%s", "");
+	}
+	if (!strcmp(t->experiment, "linux")) {
+		if (!strcmp(t->vm, "none"))
+			return usage_error("table", "--experiment linux: a Linux guest needs a VM (--vm kvm; without "
+					   "/dev/kvm, run the table inside tests/vm/lkvm-vm)%s", "");
+		if (t->plot)
+			return usage_error("table", "--plot: not drawn for --experiment linux (see the CSV or JSON)%s", "");
 	}
 	if (!strcmp(t->experiment, "layout") && passed(t, "--layout"))
 		return usage_error("table", "--experiment layout: its rows set --layout%s", "");
@@ -1189,11 +1277,12 @@ static bool sample_row(struct table *t, unsigned mi, struct row *r, unsigned rep
 static bool run_sweep(struct table *t)
 {
 	struct sigaction sa = { .sa_handler = on_table_signal };   /* no SA_RESTART */
-	/* The cost sweep, the preset's table and the poll and coalesce
+	/* The cost sweep, the preset's table and the poll, coalesce and linux
 	 * experiments, whose numbers are compared across rows, run in
 	 * interleaved rounds, so that a machine whose speed drifts moves every
 	 * row alike instead of a few rows' samples. */
-	bool failed = false, rounds = t->nicosts != 0 || t->preset || modern_experiment(t);
+	bool failed = false,
+	     rounds = t->nicosts != 0 || t->preset || modern_experiment(t) || !strcmp(t->experiment, "linux");
 	unsigned nrounds = rounds ? t->repeat : 1, per_turn = rounds ? 1 : t->repeat;
 
 	sigaction(SIGINT, &sa, NULL);

@@ -24,7 +24,9 @@
 enum metric { M_SECONDS, M_GBPS, M_TIMEOUTS, M_NOTIFIES, M_THRESHOLD, M_RING_FULL, M_INDIRECT_SHARE,
 	      M_BUILD_NS, M_POP_DIRECT_NS, M_POP_INDIRECT_NS,
 	      /* the poll and coalesce experiments (issue 26) */
-	      M_DEVICE_CPU, M_WAKEUPS, M_INTERRUPTS, M_HALTS, M_POLL_SECONDS, M_FRAMES, M_PAYLOAD, M_COUNT };
+	      M_DEVICE_CPU, M_WAKEUPS, M_INTERRUPTS, M_HALTS, M_POLL_SECONDS, M_FRAMES, M_PAYLOAD,
+	      /* every run: 1 if the driver took VIRTIO_RING_F_EVENT_IDX (the linux experiment's point) */
+	      M_EVENT_IDX, M_COUNT };
 /* The metrics' names in the CSV header and the JSON file (table_writers.c). */
 extern const char *const table_metric_key[M_COUNT];
 
@@ -47,7 +49,7 @@ struct row {
 };
 
 struct table {
-	const char *experiment;     /* notify | indirect | cost | layout | poll | coalesce */
+	const char *experiment;     /* notify | indirect | cost | layout | poll | coalesce | linux */
 	const struct preset *preset; /* the machine the rows stand for (notify: 2008 unless --preset none) */
 	unsigned icosts[MAX_ICOSTS]; /* indirect: --indirect-costs, ascending (ns) */
 	unsigned nicosts;           /* 0: no cost sweep, the 2011 rows alone */

@@ -26,7 +26,7 @@ const char *const table_metric_key[M_COUNT] = {
 	"seconds", "gbit_per_second", "timeouts", "notifies", "threshold_final", "ring_full", "indirect_share",
 	"indirect_build_ns_per_table", "pop_ns_per_chain_direct", "pop_ns_per_chain_indirect",
 	"device_cpu_seconds", "device_wakeups", "interrupts", "guest_waits_halted", "poll_seconds", "frames",
-	"payload_bytes",
+	"payload_bytes", "event_idx_negotiated",
 };
 
 /* ---- the indirect cost sweep's crossover ---- */

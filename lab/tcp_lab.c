@@ -148,8 +148,12 @@ int tcp_lab_start_receiver(struct tcp_lab *lab, uint64_t bytes, char *why, size_
 		dup2(efd >= 0 ? efd : null, STDERR_FILENO);
 		if (tcp_lab_enter(lab) < 0)
 			_exit(1);
+		/* A Linux guest boots before it connects: ~12 s in the emulator
+		 * VM on a quiet machine, several times that on a busy one.  A
+		 * run that fails is ended by the table (tcp_lab_finish_receiver),
+		 * so the limit only bounds a stream that stops mid-way. */
 		execl("/proc/self/exe", "lguest-kvm", "receive", "--listen", listen, "--bytes", bytes_arg, "--ready",
-		      ready, "--json", json, "--timeout", "60", "--quiet", (char *)NULL);
+		      ready, "--json", json, "--timeout", "600", "--quiet", (char *)NULL);
 		_exit(127);
 	}
 	if (lab->receiver < 0) {

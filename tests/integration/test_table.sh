@@ -65,7 +65,9 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 sys.exit(0 if len(rows) == 2 and all(r["seconds_median"] == "" and r["failed"] for r in rows) else 1)' "$TMP/f.csv"
 check "stderr says rows failed" grep -q "some rows failed" "$TMP/f.err"
 
-for bad in "--repeat 0" "--workload banana" "--workload tcp --net tap:x" "--rows 10,banana" "--experiment foo" "--bytes lots"; do
+for bad in "--repeat 0" "--workload banana" "--workload tcp --net tap:x" "--rows 10,banana" "--experiment foo" "--bytes lots" \
+	"--experiment linux --vm none" "--experiment linux --workload raw" "--experiment linux --rows linux,bsd" \
+	"--experiment linux --plot x.svg"; do
 	# shellcheck disable=SC2086
 	run_lkvm u table $bad
 	check "table $bad: usage error (exit 2, one line)" \

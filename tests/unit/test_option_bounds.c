@@ -467,6 +467,8 @@ static void word_bounds(enum command c, const char *name, const struct opt *o)
 			extra[n++] = "--policy", extra[n++] = "always";
 		if (c == CMD_RUN && !strcmp(name, "workload") && !strcmp(word, "tcp"))
 			extra[n++] = "--net", extra[n++] = "user";
+		if (c == CMD_TABLE && !strcmp(name, "experiment") && !strcmp(word, "linux"))
+			extra[n++] = "--vm", extra[n++] = "kvm";   /* a Linux guest needs a VM */
 		extra[n++] = pre_word;
 		extra[n++] = word;
 		parse(c, extra, n, &r);

@@ -3,7 +3,8 @@
  * rows each experiment builds (lab/table.c, table_build_rows), a row's
  * medians and spreads (table_row_summarise, spread_pct), the indirect
  * sweep's crossovers (lab/table_writers.c, table_crossovers and the
- * sentences that say them), and the CSV and JSON writers.
+ * sentences that say them), the CSV and JSON writers, and the reader of
+ * the runs' stats JSON (stats_json_u64).
  *
  * Samples are written into the rows by hand, as the sweep would from its
  * children's stats, so every expected number is known; the JSON file is
@@ -17,6 +18,7 @@
 
 #include "check.h"
 #include "diag.h"
+#include "stats.h"
 #include "table_sweep.h"
 
 static struct table t;   /* large: not on the stack */
@@ -158,6 +160,40 @@ static void test_rows(void)
 	fresh("cost", 1);
 	CHECK(table_build_rows(&t, "always") == 0 && t.nrows == 10,
 	      "cost: one policy x 5 exit costs x 2 paces = 10 rows (%u)", t.nrows);
+
+	fresh("linux", 2);
+	CHECK(table_build_rows(&t, NULL) == 0 && t.nrows == 4 && !strcmp(t.rows[0][0].label, "Stub-dynamic") &&
+	      !strcmp(t.rows[1][1].label, "Stub-event-idx") && !strcmp(t.rows[0][2].label, "Linux") &&
+	      !strcmp(t.rows[1][3].label, "Linux-no-evidx"),
+	      "linux: the stub's dynamic and event-idx rows, then Linux with and without event-idx, for both models");
+	CHECK(t.rows[0][2].nargs == 2 && !strcmp(t.rows[0][2].args[0], "--guest") &&
+	      !strcmp(t.rows[0][2].args[1], "linux") && !strcmp(t.rows[0][2].policy, "linux") &&
+	      t.rows[0][3].nargs == 4 && !strcmp(t.rows[0][3].args[2], "--withhold-features") &&
+	      !strcmp(t.rows[0][3].args[3], "event-idx") && !strcmp(t.rows[0][1].args[1], "event-idx"),
+	      "linux: Linux rows are --guest linux (event-idx withheld in the second); stub rows a --policy");
+	fresh("linux", 1);
+	CHECK(table_build_rows(&t, "linux,windows") == EXIT_USAGE, "linux: a word that is no guest or policy: a "
+	      "usage error");
+}
+
+/* stats_json_u64 reads what the stats writer writes: numbers, and hex
+ * strings such as the negotiated features (the linux experiment's column). */
+static void test_json_u64(void)
+{
+	char path[] = "/tmp/lkvm-test-json-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	uint64_t v = 0;
+
+	fprintf(f, "{\n  \"net_features_negotiated\": \"0x120000020\",\n  \"tx_frames\": 737581,\n"
+		   "  \"net_backend\": \"slirp\"\n}\n");
+	fclose(f);
+	CHECK(stats_json_u64(path, "net_features_negotiated", &v) && v == 0x120000020ull,
+	      "a quoted hex string (0x%llx)", (unsigned long long)v);
+	CHECK(stats_json_u64(path, "tx_frames", &v) && v == 737581, "a number (%llu)", (unsigned long long)v);
+	CHECK(!stats_json_u64(path, "net_backend", &v) && !stats_json_u64(path, "absent", &v),
+	      "a string that is no number, and a missing key: not read");
+	unlink(path);
 }
 
 /* ---- medians and spreads ---- */
@@ -277,6 +313,7 @@ static void test_writers(void)
 int main(void)
 {
 	test_rows();
+	test_json_u64();
 	test_summary();
 	test_crossover();
 	test_writers();
