@@ -68,6 +68,14 @@ run_lkvm tcoal table --experiment coalesce --repeat 1 --bytes 1M --csv "$TMP/tco
 check "table --experiment coalesce: exit 0, 20 rows, the prediction's summary, the CSV" \
 	sh -c '[ "$(cat "$1/tcoal.rc")" = 0 ] && [ "$(grep -c "^Dynamic  " "$1/tcoal.out")" = 20 ] &&
 	       grep -q "within 10% of the prediction" "$1/tcoal.out" && [ "$(wc -l <"$1/tcoal.csv")" = 21 ]' _ "$TMP"
+# bench/device-path (issue 26's floors) is a benchmark, not a test; one tiny
+# round here keeps it runnable against the launcher's current stats.
+BENCH=$(cd "$(dirname "$0")/../../bench" && pwd)/device-path
+timeout -s KILL "$(scaled 120)" "$BENCH" --repeat 1 --bytes 4M --poll off,20 --lkvm "$LKVM" \
+	--floor "$(dirname "$LKVM")/bench/bench-memcpy-floor" --json "$TMP/dp.json" >"$TMP/dp.out" 2>"$TMP/dp.err"
+echo $? >"$TMP/dp.rc"
+check "bench/device-path, one round: exit 0, both floors and a ratio per variant ($(tail -1 "$TMP/dp.err"))" \
+	sh -c '[ "$(cat "$1/dp.rc")" = 0 ] && [ "$(grep -c "ratio device / cross-CPU floor  *[0-9]" "$1/dp.out")" = 2 ]' _ "$TMP"
 run_lkvm tlg table --experiment coalesce --model lguest
 check "table --experiment coalesce --model lguest: refused with one line" \
 	[ "$(rc_of tlg):$(wc -l <"$TMP/tlg.err")" = 2:1 ]
