@@ -199,6 +199,10 @@ int cmdline_parse(const char *line, struct params *p)
 			if (!parse_u64(v, vlen, &n) || n > 10000000)
 				return bad("pace_ns", v, vlen);
 			p->pace_ns = (uint32_t)n;
+		} else if (starts(w, len, "lkvm.burst=", &v, &vlen)) {
+			if (!parse_u64(v, vlen, &n) || n > 0xffffffffu)
+				return bad("burst", v, vlen);
+			p->burst = (uint32_t)n;
 		} else if (starts(w, len, "lkvm.indirect_cost_ns=", &v, &vlen)) {
 			if (!parse_u64(v, vlen, &n) || n > LKVM_INDIRECT_COST_NS_MAX)
 				return bad("indirect_cost_ns", v, vlen);

@@ -36,6 +36,9 @@ struct params {
 	uint32_t frame, ring, segments;
 	uint32_t boot_status;          /* the boot workload's exit status */
 	uint32_t pace_ns, tsc_khz;     /* per-frame work, and the TSC rate to time it */
+	/* lkvm.burst=N (raw workload): after every N frames wait until the
+	 * device has used them all, as the run's tail does; 0: only at the end */
+	uint32_t burst;
 	int wait_halt;
 	enum indirect_kind indirect;
 	uint32_t indirect_threshold;   /* 0: max(16, ring/8) */
