@@ -58,6 +58,7 @@ def main(path):
     lateness = []                # per expiry with an arm not yet used by an earlier expiry
     used_arm = None
     drains = []                  # (start, end, cause)
+    drain_len = {}               # drain -> buffers taken
     span_drain = []              # replaced in a drain: that drain's duration
     span_guest = []              # replaced before: from the replaced arm to the next drain's start
     stale_where = {'during a drain': 0, 'before the drain that re-armed': 0, 'unknown': 0}
@@ -90,6 +91,7 @@ def main(path):
             if in_wait: cur += 1
         elif ty == DRAIN:
             drains.append((t, t + b_, c))
+            drain_len[(t, t + b_, c)] = a
             if c == BY_TIMER and pending_fire is not None and pending_fire[2] is None:
                 pending_fire[2] = a
             if c == BY_NOTIFY: drain_sizes_notify.append(a)
@@ -111,6 +113,10 @@ def main(path):
     print(f"expiries {n}: found the ring empty {empty}, found work {n - empty}; "
           f"replaced (handled before the latest arm's length was up) {stale}, of them empty {stale_empty}")
     print("replaced expiries, where the replaced arm's deadline fell: " + ", ".join(f"{k} {v}" for k, v in stale_where.items()))
+    spans = span_drain + span_guest
+    if spans:
+        print(f"  of them, ran out in a span (that drain, or that guest run) longer than 2 ms: "
+              f"{sum(1 for x in spans if x > 2000)} of {len(spans)}; longer than 10 ms: {sum(1 for x in spans if x > 10000)}")
     if span_drain:
         print(f"  the drains they ran out in took, us: p10 {pct(span_drain,10):.0f} p50 {pct(span_drain,50):.0f} p90 {pct(span_drain,90):.0f}")
     if span_guest:
@@ -127,6 +133,11 @@ def main(path):
         print(f"expiries handled at or after their deadline ({len(late)}): handled late by, us: p10 {pct(late,10):.0f} p50 {pct(late,50):.0f} p90 {pct(late,90):.0f}")
     if nd:
         print(f"a notify's drain, duration us: p10 {pct(nd,10):.0f} p50 {pct(nd,50):.0f} p90 {pct(nd,90):.0f} p99 {pct(nd,99):.0f}")
+        big = [us(e - s0) for (s0, e, c) in drains if c == BY_NOTIFY and drain_len[(s0, e, c)] >= 8]
+        if big:
+            print(f"  of 8 buffers or more: p10 {pct(big,10):.0f} p50 {pct(big,50):.0f} p90 {pct(big,90):.0f}")
+    if drains:
+        print(f"drains (every cause) longer than 4 ms: {sum(1 for (s0, e, c) in drains if us(e - s0) > 4000)} of {len(drains)}")
     print(f"notifies (guest kicks that wrote QueueNotify): with NO_NOTIFY set (threshold crossed) {kicks_notified_nn}, "
           f"with it clear {kicks_notified_clear}; ring_full {ring_full}")
     if drain_sizes_notify:
