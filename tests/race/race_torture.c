@@ -642,7 +642,7 @@ static int run_config(void)
 	/* The watchdog, which also moves the hot site. */
 	rs = opt_seed * 0x5bd1e995ull + 3;
 	struct thread_look at_stall_ms = { 0 };
-	uint64_t t_tick = t0;
+	uint64_t t_tick = t0, quiet_ms = 0;
 	bool delayed = false;
 
 	while (!guest_done) {
@@ -669,9 +669,9 @@ static int run_config(void)
 		if (done != last) {
 			if (delayed) {
 				sched_delays++;
-				printf("delay: %s (seed %u): nothing came back for %" PRIu64 " ms, then the run went on "
+				printf("delay: %s (seed %u): nothing came back for over %" PRIu64 " ms, then the run went on "
 				       "(the guest had been woken, or a thread was runnable: the scheduler's delay)\n",
-				       cfg->name, opt_seed, (now - t_last) / 1000000);
+				       cfg->name, opt_seed, quiet_ms);
 				delayed = false;
 			}
 			last = done;
@@ -680,7 +680,8 @@ static int run_config(void)
 			if (!delayed)
 				look_at_threads(&at_stall_ms);
 			delayed = true;
-			judge_quiet((now - t_last) / 1000000, done, &at_stall_ms);
+			quiet_ms = (now - t_last) / 1000000;
+			judge_quiet(quiet_ms, done, &at_stall_ms);
 		}
 	}
 	stop = true;
