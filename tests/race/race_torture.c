@@ -299,6 +299,8 @@ static void dump_state(void)
  *     livelock), and so is 10 x --stall-ms with no progress at all. */
 static __attribute__((noreturn, format(printf, 2, 3))) void race_fail(const char *kind, const char *fmt, ...);
 
+#define UNWATCHED_NS 100000000ull   /* 10 ticks */
+
 struct thread_look {
 	unsigned runnable;     /* threads in state R */
 	uint64_t cpu_ticks;    /* utime + stime of every thread but the watchdog */
@@ -660,11 +662,13 @@ static int run_config(void)
 				race_fail("CORRUPTION", "the device needs a reset: %s", net->mmio.error);
 			pthread_mutex_unlock(&net->mmio.lock);
 		}
-		/* A watchdog that was not run for half the window (a stopped
-		 * or starved process) saw nothing of it: it judges no time it
-		 * did not watch. */
-		if (now - t_tick > opt_stall_ms * 500000ull)
-			t_last = now;
+		/* A tick more than UNWATCHED_NS late means the watchdog was not
+		 * run (the process stopped, or starved with its threads): the
+		 * quiet counts only the time it watched, so a SIGSTOP or a
+		 * starved stretch is not a stall, and a real stall still adds
+		 * up tick by tick. */
+		if (now - t_tick > UNWATCHED_NS)
+			t_last += now - t_tick - UNWATCHED_NS;
 		t_tick = now;
 		if (done != last) {
 			if (delayed) {
