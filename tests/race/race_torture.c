@@ -27,8 +27,12 @@
  *                           does, with its eventfd kick and timerfd.
  *                 Every frame goes through the sink backend's check
  *                 (devices/net_sink.c): sequence in order, payload intact.
- *   main thread   the watchdog: no buffer completed for --stall-ms is a
- *                 stall; it prints both sides' ring state and fails.
+ *   main thread   the watchdog: no buffer completed for --stall-ms, and
+ *                 the guest asleep on an interrupt that did not come with no
+ *                 thread runnable, is a stall (a livelock or a 10x longer
+ *                 quiet is one too; a woken or runnable thread that the
+ *                 scheduler has not run is a delay, reported, not failed);
+ *                 it prints both sides' ring state and fails.
  *
  * Between them: guest RAM mapped twice (tests/unit/guest_ring_fixture.h);
  * a notify is the guest's QueueNotify write, caught by the RACE_MMIO_WRITE
@@ -42,7 +46,8 @@
  * The delays: at each RACE_POINT a thread, with probability 1/--odds, spins
  * a random number of pauses (up to --spin), and one time in 64 of those
  * yields the CPU instead, so the other thread runs a long stretch inside
- * the window.  Odds and lengths are per run, from the seed.
+ * the window.  Odds and lengths are per run, from the seed; each thread
+ * draws from its own stream (net.c's device thread from its first point).
  *
  * Exit status: 0 clean, 1 a stall or corruption was found (or, with
  * --expect-fail, the mutant was NOT caught), 77 no double-mapped RAM.
