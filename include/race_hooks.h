@@ -57,6 +57,8 @@ enum race_site {
 #define LKVM_MUT_PUBLISH_BEFORE_DESCS 5   /* driver: avail idx published before the descriptors */
 #define LKVM_MUT_IRQ_NO_RECHECK       6   /* driver: no re-check after re-enabling interrupts */
 #define LKVM_MUT_PACKED_HEAD_FIRST    7   /* packed driver: head flags before the rest of the chain */
+#define LKVM_MUT_IRQ_SEEN_LATE        8   /* harness guest: interrupt count read after the re-check */
+#define LKVM_MUT_TIMER_NO_RECHECK     9   /* net.c: an empty timer drain goes idle without the re-check */
 
 #ifndef LKVM_MUTANT
 #define LKVM_MUTANT 0

@@ -27,8 +27,12 @@
  *                           does, with its eventfd kick and timerfd.
  *                 Every frame goes through the sink backend's check
  *                 (devices/net_sink.c): sequence in order, payload intact.
- *   main thread   the watchdog: no buffer completed for --stall-ms is a
- *                 stall; it prints both sides' ring state and fails.
+ *   main thread   the watchdog: no buffer completed for --stall-ms, and
+ *                 the guest asleep on an interrupt that did not come with no
+ *                 thread runnable, is a stall (a livelock or a 10x longer
+ *                 quiet is one too; a woken or runnable thread that the
+ *                 scheduler has not run is a delay, reported, not failed);
+ *                 it prints both sides' ring state and fails.
  *
  * Between them: guest RAM mapped twice (tests/unit/guest_ring_fixture.h);
  * a notify is the guest's QueueNotify write, caught by the RACE_MMIO_WRITE
@@ -42,7 +46,8 @@
  * The delays: at each RACE_POINT a thread, with probability 1/--odds, spins
  * a random number of pauses (up to --spin), and one time in 64 of those
  * yields the CPU instead, so the other thread runs a long stretch inside
- * the window.  Odds and lengths are per run, from the seed.
+ * the window.  Odds and lengths are per run, from the seed; each thread
+ * draws from its own stream (net.c's device thread from its first point).
  *
  * Exit status: 0 clean, 1 a stall or corruption was found (or, with
  * --expect-fail, the mutant was NOT caught), 77 no double-mapped RAM.
@@ -53,6 +58,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <dirent.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -159,9 +165,25 @@ static uint64_t rnd64(void)
 	return rs;
 }
 
+/* A thread the harness did not start itself (net.c's device thread, which
+ * net_start creates) comes here with rs still 0, and xorshift never leaves
+ * 0: every point would then take the longest branch (a sched_yield) every
+ * time.  Such a thread gets its own stream, from the run's seed and the
+ * order in which threads first arrive. */
+static void seed_this_thread(void)
+{
+	static _Atomic uint32_t late_threads;
+
+	rs = (opt_seed + 0x632be59bd9b4e019ull * (1 + atomic_fetch_add(&late_threads, 1))) | 1;
+}
+
 void lkvm_race_point(enum race_site site)
 {
-	uint64_t r = rnd64();
+	uint64_t r;
+
+	if (__builtin_expect(!rs, 0))
+		seed_this_thread();
+	r = rnd64();
 
 	points_hit[site]++;   /* racy between threads: a rough count is enough */
 	if ((int)site == atomic_load_explicit(&hot_site, memory_order_relaxed)) {
@@ -224,6 +246,10 @@ static void set_irq_line(void *ctx, unsigned gsi, bool level)
 /* Where the guest thread is, for the watchdog's report. */
 static const char *volatile guest_where = "running";
 static volatile uint32_t guest_seen;
+static _Atomic bool guest_asleep;       /* in guest_wait_used's sleep (a woken guest included) */
+static _Atomic pid_t guest_tid;
+static uint64_t sched_delays;           /* no progress past --stall-ms, not a stall (watchdog) */
+static unsigned opt_hold_woken_ms;      /* --hold-woken-guest-ms (a test of the watchdog) */
 
 static void dump_state(void)
 {
@@ -259,6 +285,86 @@ static void dump_state(void)
 		       net->st.recheck_hits, net->mmio.needs_reset, net->mmio.interrupt_status, net->mmio.interrupts,
 		       net->st.interrupts);
 	printf("  guest thread: %s (irq seq it sleeps on: %u)\n", guest_where, guest_seen);
+}
+
+/* ---- telling a stall from a thread the scheduler has not run ----
+ *
+ * "No buffer back for --stall-ms" alone cannot tell a lost wake-up from a
+ * guest thread that was woken and then not run: on a loaded machine a
+ * SCHED_IDLE thread can wait seconds for a CPU, and a stopped process
+ * (SIGSTOP, the bench's pauses) waits as long as it is stopped.  So the
+ * watchdog looks at what each thread is doing (/proc/self/task/TID/stat:
+ * its state and CPU time):
+ *   - the guest asleep on an interrupt that did not come (irq_seq still the
+ *     value it sleeps on) and no thread runnable: nobody will move again --
+ *     a STALL, at once;
+ *   - the interrupt came (irq_seq moved) or some thread is runnable: a
+ *     delay, which is the scheduler's unless the threads burn CPU without
+ *     progress -- more than 10% of a further --stall-ms is a STALL (a
+ *     livelock), and so is 10 x --stall-ms with no progress at all. */
+static __attribute__((noreturn, format(printf, 2, 3))) void race_fail(const char *kind, const char *fmt, ...);
+
+#define UNWATCHED_NS 100000000ull   /* 10 ticks */
+
+struct thread_look {
+	unsigned runnable;     /* threads in state R */
+	uint64_t cpu_ticks;    /* utime + stime of every thread but the watchdog */
+};
+
+static void look_at_threads(struct thread_look *l)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+
+	*l = (struct thread_look){ 0 };
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[300], buf[512], *p;
+		unsigned long long ut = 0, st = 0;
+		char state = 0;
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		/* After the name: state, then fields 4..13, then utime and stime. */
+		if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &ut, &st) != 3)
+			continue;
+		l->runnable += state == 'R';
+		l->cpu_ticks += ut + st;
+	}
+	closedir(d);
+}
+
+/* Called by the watchdog when nothing came back for `quiet_ms`; `since`
+ * is what it saw when the quiet passed --stall-ms.  Fails the run or
+ * returns (a delay so far). */
+static void judge_quiet(uint64_t quiet_ms, uint64_t done, const struct thread_look *since)
+{
+	struct thread_look now;
+	bool undelivered = guest_asleep && irq_seq == guest_seen;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	look_at_threads(&now);
+	if (undelivered && !now.runnable)
+		race_fail("STALL", "no buffer came back for %" PRIu64 " ms (%" PRIu64 " of %" PRIu64 " done), the guest "
+			  "asleep on an interrupt that did not come and no thread runnable", quiet_ms, done, opt_buffers);
+	if (quiet_ms >= 2ull * opt_stall_ms &&
+	    (now.cpu_ticks - since->cpu_ticks) * 1000 / (uint64_t)hz * 10 > quiet_ms - opt_stall_ms)
+		race_fail("STALL", "no buffer came back for %" PRIu64 " ms (%" PRIu64 " of %" PRIu64 " done) while the "
+			  "threads ran (%" PRIu64 " CPU ticks): a livelock", quiet_ms, done, opt_buffers,
+			  now.cpu_ticks - since->cpu_ticks);
+	if (quiet_ms >= 10ull * opt_stall_ms)
+		race_fail("STALL", "no buffer came back for %" PRIu64 " ms (%" PRIu64 " of %" PRIu64 " done); the guest "
+			  "%s, %u thread(s) runnable", quiet_ms, done, opt_buffers,
+			  undelivered ? "waits for an interrupt" : "was woken", now.runnable);
 }
 
 /* A stall or corruption: the harness's verdict.  Never returns. */
@@ -338,10 +444,26 @@ static void guest_wait_used(void)
 
 		guest_ack();
 		if (gvq_enable_interrupts(&q)) {
+#if LKVM_MUTANT == LKVM_MUT_IRQ_SEEN_LATE
+			/* mutant: the count to sleep on taken after the re-check,
+			 * so an interrupt in between is slept through (a hlt
+			 * without sti's one-instruction shadow) */
+			RACE_POINT(RACE_G_IRQ_RECHECK);
+			seen = irq_seq;
+#endif
 			guest_seen = seen;
 			guest_where = "asleep, waiting for an interrupt";
+			guest_asleep = true;
 			while (irq_seq == seen && !stop)
 				sleep_on(&irq_seq, seen, 0);
+			if (opt_hold_woken_ms && completed >= opt_buffers / 4) {
+				/* The test of the watchdog: once, a woken guest
+				 * that is not run for a while, as the scheduler
+				 * may leave it on a loaded machine. */
+				usleep(opt_hold_woken_ms * 1000u);
+				opt_hold_woken_ms = 0;
+			}
+			guest_asleep = false;
 			guest_where = "running";
 		}
 		if (stop)
@@ -369,6 +491,7 @@ static void *guest_thread(void *arg)
 
 	(void)arg;
 	rs = opt_seed * 0x9e3779b97f4a7c15ull + 1;
+	guest_tid = (pid_t)syscall(SYS_gettid);
 	while (seq < opt_buffers && !stop) {
 		unsigned burst = 1 + (unsigned)(rnd64() % (rnd64() & 1 ? 4 : opt_ring));
 
@@ -525,6 +648,10 @@ static int run_config(void)
 		pthread_create(&h, NULL, notify_host_thread, NULL);
 	/* The watchdog, which also moves the hot site. */
 	rs = opt_seed * 0x5bd1e995ull + 3;
+	struct thread_look at_stall_ms = { 0 };
+	uint64_t t_tick = t0, quiet_ms = 0;
+	bool delayed = false;
+
 	while (!guest_done) {
 		uint64_t now, done;
 
@@ -540,12 +667,30 @@ static int run_config(void)
 				race_fail("CORRUPTION", "the device needs a reset: %s", net->mmio.error);
 			pthread_mutex_unlock(&net->mmio.lock);
 		}
+		/* A tick more than UNWATCHED_NS late means the watchdog was not
+		 * run (the process stopped, or starved with its threads): the
+		 * quiet counts only the time it watched, so a SIGSTOP or a
+		 * starved stretch is not a stall, and a real stall still adds
+		 * up tick by tick. */
+		if (now - t_tick > UNWATCHED_NS)
+			t_last += now - t_tick - UNWATCHED_NS;
+		t_tick = now;
 		if (done != last) {
+			if (delayed) {
+				sched_delays++;
+				printf("delay: %s (seed %u): nothing came back for over %" PRIu64 " ms, then the run went on "
+				       "(the guest had been woken, or a thread was runnable: the scheduler's delay)\n",
+				       cfg->name, opt_seed, quiet_ms);
+				delayed = false;
+			}
 			last = done;
 			t_last = now;
 		} else if (now - t_last > opt_stall_ms * 1000000ull) {
-			race_fail("STALL", "no buffer came back for %u ms (%" PRIu64 " of %" PRIu64 " done)",
-				  opt_stall_ms, done, opt_buffers);
+			if (!delayed)
+				look_at_threads(&at_stall_ms);
+			delayed = true;
+			quiet_ms = (now - t_last) / 1000000;
+			judge_quiet(quiet_ms, done, &at_stall_ms);
 		}
 	}
 	stop = true;
@@ -569,9 +714,8 @@ static int run_config(void)
 			race_fail("CORRUPTION", "the host checked %" PRIu64 " frames and the guest got %" PRIu64
 				  " back, of %" PRIu64, frames, (uint64_t)completed, opt_buffers);
 		printf("%s: ok, %" PRIu64 " buffers in %.2f s, %" PRIu64 " notifies (%" PRIu64 " forced, %" PRIu64
-		       " suppressed), %" PRIu64 " interrupts%s\n",
-		       cfg->name, frames, secs, q.notifies, q.forced, q.suppressed, host_interrupts,
-		       net ? "" : "");
+		       " suppressed), %" PRIu64 " interrupts, %" PRIu64 " scheduler delays past --stall-ms\n",
+		       cfg->name, frames, secs, q.notifies, q.forced, q.suppressed, host_interrupts, sched_delays);
 		if (net)
 			printf("%s: net.c: %" PRIu64 " timeouts, %" PRIu64 " recheck hits, %" PRIu64 " empty notifies\n",
 			       cfg->name, net->st.timeouts, net->st.recheck_hits, net->st.notifies_empty);
@@ -586,13 +730,14 @@ static int run_config(void)
 	guest_done = false;
 	completed = 0;
 	host_interrupts = 0;
+	sched_delays = 0;
 	return 0;
 }
 
 static void usage(void)
 {
 	printf("usage: race-torture [--config NAME|notify|timer|all] [--buffers N] [--seed N] [--ring N] [--stall-ms N]\n"
-	       "                    [--odds N] [--spin N] [--hot-pct N] [--expect-fail]\n"
+	       "                    [--odds N] [--spin N] [--hot-pct N] [--hold-woken-guest-ms N] [--expect-fail]\n"
 	       "configurations:");
 	for (unsigned i = 0; i < NCONFIGS; i++)
 		printf(" %s", configs[i].name);
@@ -633,6 +778,8 @@ int main(int argc, char **argv)
 			spin_max = (uint32_t)strtoul(v, NULL, 0);
 		else if (!strcmp(a, "--hot-pct"))
 			opt_hot_pct = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--hold-woken-guest-ms"))
+			opt_hold_woken_ms = (unsigned)strtoul(v, NULL, 0);
 		else {
 			usage();
 			return 2;
