@@ -13,7 +13,8 @@
 # truncated kernel and a missing initrd are refused with one line, exit 1;
 # and the initramfs is built into the build tree's cache, which the
 # emulator VM reads (its / is read-only).  Then, with KVM (the emulator VM
-# where there is no /dev/kvm): the two transfers.
+# where there is no /dev/kvm): the two transfers, and a two-row
+# `table --experiment linux`.
 #
 # The emulator's fault: QEMU 7.2's nested SVM with two vCPUs handed the
 # guest its timer interrupt a second time while its interrupts were off, and
@@ -116,5 +117,14 @@ for variant in eventidx noeventidx; do
 	[ "$(cat "$TMP/$variant.rc")" = 0 ] || { tail -20 "$TMP/$variant.out"; tail -8 "$TMP/$variant.err"; cat "$TMP/$variant.rxerr"; }
 	echo "$variant: $(grep -E '^(tx_queue_notifies|tx_timer_timeouts|tx_frames|tx_interrupts|rx_interrupts|net_features_negotiated) ' "$TMP/$variant.err" | tr -s ' ' | tr '\n' ' ')"
 done
+# The table's Linux rows (table --experiment linux), tiny: a Linux row
+# beside a stub row, each sample's stream verified by the table's receiver.
+timeout -s KILL "$(limit 600 200)" "$LKVM" table --experiment linux --rows dynamic,linux --model lguest \
+	--bytes "$BYTES" --repeat 1 --csv "$TMP/lt.csv" </dev/null >"$TMP/lt.out" 2>"$TMP/lt.err"
+echo $? >"$TMP/lt.rc"
+check "table --experiment linux: exit 0, Linux took event-idx, the stub's dynamic row did not ($(tail -1 "$TMP/lt.err"))" \
+	sh -c '[ "$(cat "$1/lt.rc")" = 0 ] && grep -Eq "^Linux +yes " "$1/lt.out" && grep -Eq "^Stub-dynamic +no " "$1/lt.out" &&
+	       [ "$(wc -l <"$1/lt.csv")" = 3 ]' _ "$TMP"
+[ "$(cat "$TMP/lt.rc")" = 0 ] || cat "$TMP/lt.out"
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
