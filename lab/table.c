@@ -76,6 +76,13 @@ static int add_row(struct table *t, const char *label, const char *policy, const
 	return 0;
 }
 
+/* A named policy (not a threshold) that a row's word may be. */
+static bool policy_word(const char *word)
+{
+	return !strcmp(word, "dynamic") || !strcmp(word, "always") || !strcmp(word, "event-idx") ||
+	       !strcmp(word, "dynamic-exact") || !strcmp(word, "event-desc");
+}
+
 /* The label and --policy value of a notify or cost row's word: a number
  * is a static threshold.  0, or a usage error. */
 static int policy_of_word(const struct table *t, const char *word, char *label, size_t lsize, char *policy,
@@ -99,8 +106,7 @@ static int policy_of_word(const struct table *t, const char *word, char *label, 
 	if (*word && !*end && n >= 0 && n <= 1024) {
 		snprintf(label, lsize, "%ld", n);
 		snprintf(policy, psize, "static:%ld", n);
-	} else if (!strcmp(word, "dynamic") || !strcmp(word, "always") || !strcmp(word, "event-idx") ||
-		   !strcmp(word, "dynamic-exact") || !strcmp(word, "event-desc")) {
+	} else if (policy_word(word)) {
 		snprintf(label, lsize, "%c%s", toupper((unsigned char)word[0]), word + 1);
 		snprintf(policy, psize, "%s", word);
 	} else {
@@ -290,8 +296,7 @@ static int add_linux_row(struct table *t, const char *word)
 	if (!strcmp(word, "linux-no-event-idx"))
 		return add_row(t, "Linux-no-evidx", "linux",
 			       (const char *const[]){ "--guest", "linux", "--withhold-features", "event-idx", NULL });
-	if (word[strspn(word, "0123456789")] && strcmp(word, "dynamic") && strcmp(word, "dynamic-exact") &&
-	    strcmp(word, "always") && strcmp(word, "event-idx") && strcmp(word, "event-desc"))
+	if (word[strspn(word, "0123456789")] && !policy_word(word))
 		return usage_error("table", "--rows: '%s' is not linux, linux-no-event-idx or a stub policy (a threshold, "
 				   "dynamic, dynamic-exact, always, event-idx or event-desc)", word);
 	i = t->nrows;
