@@ -48,6 +48,12 @@ static uint16_t load_avail_idx(const struct vq *vq)
 	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
 }
 
+/* The head the driver put at avail entry `i` (unchecked: the guest's). */
+static uint16_t avail_entry(const struct vq *vq, uint16_t i)
+{
+	return __atomic_load_n(&vq->avail->ring[i & (vq->num - 1)], __ATOMIC_RELAXED);
+}
+
 static bool split_has_avail(const struct vq *vq)
 {
 	return load_avail_idx(vq) != vq->last_avail;
@@ -100,20 +106,51 @@ static int walk_indirect(struct vq *vq, struct vq_chain *c, const struct vring_d
 	}
 }
 
+/*
+ * While the device copies the chain just popped, start the fetches the
+ * next pops will wait on: the guest wrote those lines on its own CPU, and
+ * each is a cache miss that would otherwise come one after the other (avail
+ * entry -> descriptor -> buffer).  The next chain's first buffer, through
+ * its head descriptor (fetched by the previous pop's hint), and the
+ * descriptor of the chain after it.  Hints only: nothing read here is used
+ * for anything but an address to prefetch, every index is masked into the
+ * table, and a buffer address is prefetched only if gmem_ptr puts it in
+ * guest RAM -- pop reads and checks everything again.  Only entries the
+ * last avail->idx load published are looked at.
+ */
+static void prefetch_ahead(const struct vq *vq)
+{
+	uint16_t mask = vq->num - 1, ahead = (uint16_t)(vq->avail_seen - vq->last_avail);
+	const volatile struct vring_desc *d;
+	const uint8_t *buf;
+
+	if (!ahead)
+		return;
+	if (ahead > 1)
+		__builtin_prefetch(&vq->desc[avail_entry(vq, (uint16_t)(vq->last_avail + 1)) & mask]);
+	d = &vq->desc[avail_entry(vq, vq->last_avail) & mask];
+	buf = gmem_ptr(vq->mem, d->addr, 64);
+	if (buf)
+		__builtin_prefetch(buf);
+}
+
 static int split_pop(struct vq *vq, struct vq_chain *c)
 {
 	uint16_t avail_idx, head, i;
 	unsigned hops = 0;
 
-	avail_idx = load_avail_idx(vq);
-	if (avail_idx == vq->last_avail)
-		return 0;
+	if (vq->last_avail == vq->avail_seen) {
+		avail_idx = load_avail_idx(vq);
+		if (avail_idx == vq->last_avail)
+			return 0;
+		if ((uint16_t)(avail_idx - vq->last_avail) > vq->num)
+			return vq_fail(vq, VQV_AVAIL_AHEAD, "avail idx %u is more than a ring ahead of %u",
+				       avail_idx, vq->last_avail);
+		vq->avail_seen = avail_idx;
+	}
 	RACE_POINT(RACE_H_AVAIL_SEEN);
-	if ((uint16_t)(avail_idx - vq->last_avail) > vq->num)
-		return vq_fail(vq, VQV_AVAIL_AHEAD, "avail idx %u is more than a ring ahead of %u", avail_idx,
-			       vq->last_avail);
 
-	head = __atomic_load_n(&vq->avail->ring[vq->last_avail & (vq->num - 1)], __ATOMIC_RELAXED);
+	head = avail_entry(vq, vq->last_avail);
 	if (head >= vq->num)
 		return vq_fail(vq, VQV_HEAD_RANGE, "head index %u >= ring size %u", head, vq->num);
 	vq_chain_start(c, head);
@@ -147,6 +184,7 @@ static int split_pop(struct vq *vq, struct vq_chain *c)
 		i = d.next;
 	}
 	vq->last_avail++;
+	prefetch_ahead(vq);
 	return 1;
 }
 
@@ -155,7 +193,13 @@ static void split_unpop(struct vq *vq)
 	vq->last_avail--;
 }
 
-static void split_push(struct vq *vq, uint16_t head, uint32_t len)
+static void split_publish_used(struct vq *vq)
+{
+	/* The elements must be visible before the index that covers them. */
+	__atomic_store_n(&vq->used->idx, vq->used_shadow, __ATOMIC_RELEASE);
+}
+
+static void split_push(struct vq *vq, uint16_t head, uint32_t len, bool batched)
 {
 	struct vring_used_elem *e = &vq->used->ring[vq->used_shadow & (vq->num - 1)];
 
@@ -163,8 +207,8 @@ static void split_push(struct vq *vq, uint16_t head, uint32_t len)
 	e->len = len;
 	vq->used_shadow++;
 	RACE_POINT(RACE_H_USED_WRITTEN);
-	/* The element must be visible before the index that covers it. */
-	__atomic_store_n(&vq->used->idx, vq->used_shadow, __ATOMIC_RELEASE);
+	if (!batched)
+		split_publish_used(vq);
 }
 
 /* avail_event sits just past the used ring (virtio_ring.h, for compatibility). */
@@ -223,6 +267,7 @@ const struct vq_layout vq_layout_split = {
 	.pop = split_pop,
 	.unpop = split_unpop,
 	.push = split_push,
+	.publish_used = split_publish_used,
 	.suppress_notify = split_suppress_notify,
 	.enable_notify = split_enable_notify,
 	.should_interrupt = split_should_interrupt,
