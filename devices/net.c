@@ -183,18 +183,12 @@ static void net_used_notify(struct net *net, unsigned q)
 	virtio_mmio_signal_used(&net->mmio);
 }
 
-/* Move coal_fd to the earliest pending deadline, if that is earlier than
- * where it is set (a later one is handled when it fires). */
-static void net_coal_arm(struct net *net)
+/* Move coal_fd to coal_due, if that is earlier than where it is set (a
+ * later one is handled when it fires). */
+static void net_coal_program(struct net *net)
 {
-	uint64_t due = 0;
+	uint64_t due = net->coal_due;
 
-	for (unsigned q = 0; q < NET_COAL_QUEUES; q++) {
-		uint64_t d = net_coal_deadline(&net->coal, q);
-
-		if (d && (!due || d < due))
-			due = d;
-	}
 	if (!due || net->coal_fd < 0 || (net->coal_timer_set && net->coal_timer_set <= due))
 		return;
 	struct itimerspec its = {
@@ -202,6 +196,23 @@ static void net_coal_arm(struct net *net)
 	};
 	net->coal_timer_set = due;
 	timerfd_settime(net->coal_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* coal_due := the earliest pending deadline.  A poll run's spin watches it
+ * on the clock, so the timerfd is programmed only when the thread may sleep
+ * (net_tx_poll_run's end): a system call per group saved, and a deadline
+ * kept to the spin's grain instead of a timer's lateness (~50 us here). */
+static void net_coal_arm(struct net *net)
+{
+	net->coal_due = 0;
+	for (unsigned q = 0; q < NET_COAL_QUEUES; q++) {
+		uint64_t d = net_coal_deadline(&net->coal, q);
+
+		if (d && (!net->coal_due || d < net->coal_due))
+			net->coal_due = d;
+	}
+	if (!net->polling_now)
+		net_coal_program(net);
 }
 
 void net_coal_used(struct net *net, unsigned q)
@@ -483,9 +494,9 @@ static bool net_tx_poll_spin(struct net *net, uint64_t window_ns, uint64_t t0)
 		now = monotonic_ns();
 		pthread_mutex_lock(&net->mmio.lock);
 		found = vq_has_avail(vq);
-		/* Coalescing's time limit, due while we spin: its timerfd waits
-		 * for epoll, so look here (its late expiry then finds nothing). */
-		if (net->coal_timer_set && now >= net->coal_timer_set)
+		/* Coalescing's time limit, due while we spin (net_coal_arm):
+		 * a timerfd set before the run may still fire, and find nothing. */
+		if (net->coal_due && now >= net->coal_due)
 			net_coal_expired(net);
 		pthread_mutex_unlock(&net->mmio.lock);
 	} while (!found && now - t0 < window_ns && !__atomic_load_n(&net->stopping, __ATOMIC_RELAXED));
@@ -510,7 +521,7 @@ static void net_tx_poll_drain(struct net *net, uint64_t *chains, uint64_t *bytes
  * poll, and either sleep with notifications on (false) or stop at the
  * budget (true: call again after a look at the other descriptors).  Lock
  * held. */
-static bool net_tx_poll_run(struct net *net, bool kicked)
+static bool net_tx_poll_loop(struct net *net, bool kicked)
 {
 	uint64_t chains = 0, bytes = 0;
 
@@ -561,6 +572,20 @@ static bool net_tx_poll_run(struct net *net, bool kicked)
 		net_tx_poll_drain(net, &chains, &bytes);
 		net_tx_suppress(net);
 	}
+}
+
+/* A poll run; a coalescing deadline its spin was watching goes to the
+ * timerfd before the thread may sleep. */
+static bool net_tx_poll_run(struct net *net, bool kicked)
+{
+	bool resume;
+
+	net->polling_now = true;
+	resume = net_tx_poll_loop(net, kicked);
+	net->polling_now = false;
+	if (!resume)
+		net_coal_program(net);
+	return resume;
 }
 
 static bool net_polling(const struct net *net)
@@ -653,6 +678,7 @@ static void net_reset(struct virtio_mmio_dev *dev)
 	struct net *net = dev->priv;
 
 	net_coal_reset(&net->coal);   /* R7 */
+	net->coal_due = 0;
 }
 
 static const struct virtio_dev_ops net_ops = {
@@ -762,7 +788,7 @@ static void *net_tx_thread(void *arg)
 		 * look at the stop eventfd, the kicks and the timer. */
 		int n = epoll_wait(net->epoll_fd, ev, 4, more ? 0 : -1);
 		uint64_t count;
-		bool kicked = false, rang = false, expired, readable = false, coal_due = false;
+		bool kicked = false, rang = false, expired, readable = false, coal_fired = false;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -782,14 +808,14 @@ static void *net_tx_thread(void *arg)
 				continue;
 			}
 			if (ev[i].data.fd == net->coal_fd) {
-				coal_due = read(net->coal_fd, &count, 8) == 8;
+				coal_fired = read(net->coal_fd, &count, 8) == 8;
 				continue;
 			}
 			if (read(ev[i].data.fd, &count, 8) == 8)
 				rang = true;
 		}
 		pthread_mutex_lock(&net->mmio.lock);
-		if (coal_due)
+		if (coal_fired)
 			net_coal_expired(net);
 		if (net_polling(net)) {     /* no timer: it is never armed */
 			if (kicked || net->poll_resume)

@@ -112,6 +112,8 @@ struct net {
 	struct net_coal coal;
 	int coal_fd;                  /* its time limit's timerfd, on the device thread's epoll */
 	uint64_t coal_timer_set;      /* what coal_fd is set to (CLOCK_MONOTONIC ns; 0: disarmed) */
+	uint64_t coal_due;            /* the earliest pending time limit (ns; 0: none) */
+	bool polling_now;             /* inside a poll run: its spin watches coal_due, no timerfd */
 	uint64_t ctrl_commands_bad;   /* control chains without room for the ack, or of an unknown class */
 	bool rx_starved;              /* out of receive buffers: stop reading the backend */
 	bool rx_used_unsignalled;     /* buffers returned since the last interrupt decision */

@@ -43,6 +43,16 @@ bool net_coal_packet(struct net_coal *c, unsigned q, uint64_t now_ns)
 {
 	struct net_coal_queue *cq = &c->q[q];
 
+	/* R2, noticed late: the time limit passed before this packet came
+	 * (the caller's timer or spin saw it only now).  Its notification was
+	 * due then, for the packets before this one, and this one starts the
+	 * next count -- as a device watching a perfect clock would have done.
+	 * Otherwise every late look would add packets to the group. */
+	if (cq->pending && !every_packet(&cq->p) && now_ns >= cq->first_ns + cq->p.max_usecs * 1000ull) {
+		cq->pending = 1;
+		cq->first_ns = now_ns;
+		return true;
+	}
 	if (!cq->pending++)
 		cq->first_ns = now_ns;
 	return net_coal_check(c, q, now_ns);

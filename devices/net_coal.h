@@ -58,7 +58,9 @@ void net_coal_reset(struct net_coal *c);
 /* R6: queue q was enabled. */
 void net_coal_queue_enabled(struct net_coal *c, unsigned q);
 /* R1, R2: one used buffer on queue q at now_ns; true when the conditions
- * are met (the count then starts over). */
+ * are met (the count then starts over).  If the time limit had passed
+ * before now_ns, it is the packets before this one that met it: true, and
+ * this one is the first of the next count. */
 bool net_coal_packet(struct net_coal *c, unsigned q, uint64_t now_ns);
 /* R2's time limit: when queue q's conditions will be met by time alone
  * (CLOCK_MONOTONIC ns), or 0 if nothing is pending or there is no limit. */

@@ -101,6 +101,18 @@ static void test_r2_whichever_first(void)
 	CHECK(!net_coal_check(&c, 1, 200 * US) && net_coal_deadline(&c, 1) == 0,
 	      "R2: nothing pending afterwards: time alone meets nothing");
 
+	/* the time limit noticed late, by the next packet: it met the packets
+	 * before that one, which counts as the first of the next group */
+	memset(&c, 0, sizeof(c));
+	cmd_set(&c, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 100, 50, all_features, &ch);
+	CHECK(!net_coal_packet(&c, 1, 10 * US) && !net_coal_packet(&c, 1, 20 * US),
+	      "R2 late: 100 / 50 us: 2 packets, not met");
+	CHECK(net_coal_packet(&c, 1, 75 * US), "R2 late: a packet at 75 us, after the 60 us limit: met");
+	CHECK(c.q[1].pending == 1 && net_coal_deadline(&c, 1) == 125 * US,
+	      "R2 late: that packet alone is pending, and its own limit runs from 75 us");
+	CHECK(!net_coal_packet(&c, 1, 80 * US) && c.q[1].pending == 2,
+	      "R2 late: the next packet within its limit is counted with it");
+
 	/* each queue counts alone */
 	memset(&c, 0, sizeof(c));
 	cmd_set(&c, VIRTIO_NET_CTRL_NOTF_COAL_TX_SET, 2, 1000, all_features, &ch);
