@@ -12,7 +12,9 @@
  * each copied once and checked, or one INDIRECT descriptor naming a table
  * walked the same way -> each buffer goes to vq_chain_add -> the device
  * fills or drains the chain -> used->ring[used_shadow] gets {head, len} and
- * used->idx is stored with release.
+ * used->idx is stored with release, at once or, for a batching device, at
+ * vq_publish_used.  avail->idx is loaded again only once the entries the
+ * last load published are taken (avail_seen).
  *
  * Every value read from the rings is the guest's and is checked before use;
  * a broken rule ends the walk through vq_fail with its vq_violation.
