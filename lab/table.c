@@ -1016,7 +1016,8 @@ const struct opt table_opts[] = {
 		  "policy row on the split ring and on the packed ring, side by side; poll (issue 26): each policy row "
 		  "(default dynamic,64,always,event-idx) x --host-poll-us 0,5,20,50,200,adaptive; coalesce: each policy "
 		  "row (default dynamic) x --coalesce usecs 0,10,50,200,1000 x packets 1,8,64,256, --wait halt unless "
-		  "given (the rule's prediction assumes a steady stream: add --pace-ns 200 --host-poll-us 200); both --model threaded only (--vm none unless given), in interleaved rounds; linux (issue 25): "
+		  "given (the rule's prediction assumes a steady stream: add --pace-ns 200 --host-poll-us 200); both "
+		  "--model threaded only (--vm none unless given), in interleaved rounds; linux (issue 25): "
 		  "Debian's kernel sending --bytes over TCP, offered event-idx (linux) and not (linux-no-event-idx), "
 		  "beside the stub's TCP sender (default rows dynamic,event-idx,linux,linux-no-event-idx), a VM only, "
 		  "in interleaved rounds" },
