@@ -59,7 +59,6 @@
 #define NET_TX_WEIGHT_CHAINS 256u
 #define NET_TX_WEIGHT_BYTES  (512u << 10)
 #define VLAN_TAG_LEN         4u
-#define NET_TX_PUBLISH_EVERY 32u     /* vhost-net: VHOST_NET_BATCH, 64 */
 
 /* The longest TX chain the device takes: the virtio-net header plus the
  * largest frame the negotiated features allow.  The device offers no MTU
@@ -122,17 +121,12 @@ static uint64_t net_tx_drain(struct net *net, enum lkvm_trace_cause cause)
 		net->be_ops->transmit(net->be, &net->chain, net->mmio.driver_features);
 		net->st.buffers_indirect += net->chain.indirect;
 		net->st.descriptors += net->chain.count;
-		/* used->idx goes out every NET_TX_PUBLISH_EVERY chains and at
-		 * the end: a guest short of ring space need not wait for the
-		 * whole drain, nor pull the line over for every chain. */
-		vq_push_used_batched(vq, net->chain.head, 0);
-		if (++n % NET_TX_PUBLISH_EVERY == 0)
-			vq_publish_used(vq);
+		vq_push_used(vq, net->chain.head, 0);
 		if (coal)
 			net_coal_used(net, NET_TX);
 		bytes += net->chain.out_len + net->chain.in_len;
+		n++;
 	}
-	vq_publish_used(vq);
 	net->drain_bytes = bytes;
 	if (n && net->be_ops->flush)
 		net->be_ops->flush(net->be);

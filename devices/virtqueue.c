@@ -187,18 +187,7 @@ void vq_unpop_avail(struct vq *vq)
 
 void vq_push_used(struct vq *vq, uint16_t head, uint32_t len)
 {
-	vq->layout->push(vq, head, len, false);
-}
-
-void vq_push_used_batched(struct vq *vq, uint16_t head, uint32_t len)
-{
-	vq->layout->push(vq, head, len, true);
-}
-
-void vq_publish_used(struct vq *vq)
-{
-	if (vq->ready && vq->layout->publish_used)
-		vq->layout->publish_used(vq);
+	vq->layout->push(vq, head, len);
 }
 
 void vq_suppress_notify(struct vq *vq)
@@ -238,10 +227,7 @@ bool vq_should_interrupt(struct vq *vq)
 {
 	/* Pairs with the guest's barrier between re-enabling interrupts and
 	 * re-reading the used side: our used->idx (or used descriptor) store
-	 * must be visible before we read whether the guest wants an interrupt.
-	 * Batched pushes are published first: an interrupt for entries the
-	 * guest cannot see yet would wake it for nothing. */
-	vq_publish_used(vq);
+	 * must be visible before we read whether the guest wants an interrupt. */
 	RACE_POINT(RACE_H_IRQ_DECIDE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	RACE_POINT(RACE_H_IRQ_DECIDE);

@@ -186,14 +186,6 @@ void vq_unpop_avail(struct vq *vq);
 /* Return a chain to the guest (`head`: the popped chain.head); publishes
  * used->idx, or the used descriptor's flags (release). */
 void vq_push_used(struct vq *vq, uint16_t head, uint32_t len);
-/* The same, but a split ring's used->idx waits for vq_publish_used, so a
- * batch of chains costs the guest's line one store instead of one each (as
- * vhost-net's TX batches its used entries).  A device that pushes this way
- * calls vq_publish_used before it sleeps; vq_should_interrupt publishes
- * first itself.  Packed: the same as vq_push_used (each used descriptor
- * publishes itself). */
-void vq_push_used_batched(struct vq *vq, uint16_t head, uint32_t len);
-void vq_publish_used(struct vq *vq);
 
 /* Ask the guest not to notify (NO_NOTIFY flag, or a stale avail_event;
  * packed: DISABLE in the device area). */

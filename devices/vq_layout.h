@@ -38,12 +38,9 @@ struct vq_layout {
 	 * vq_chain_start and vq_chain_add.  1, 0 (none) or -1 (vq_fail). */
 	int (*pop)(struct vq *vq, struct vq_chain *c);
 	void (*unpop)(struct vq *vq);
-	/* Write one used element, then publish it (release) unless `batched`
-	 * and the layout can defer that to publish_used.  `head` is what pop
-	 * left in vq_chain.head. */
-	void (*push)(struct vq *vq, uint16_t head, uint32_t len, bool batched);
-	/* Publish what batched pushes wrote (release); NULL: nothing waits. */
-	void (*publish_used)(struct vq *vq);
+	/* Write one used element, then publish it (release).  `head` is what
+	 * pop left in vq_chain.head. */
+	void (*push)(struct vq *vq, uint16_t head, uint32_t len);
 	/* Ready: the device's "do not notify me" and "notify me" marks.  The
 	 * full fence and re-check after the latter are virtqueue.c's. */
 	void (*suppress_notify)(struct vq *vq);

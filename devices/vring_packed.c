@@ -327,14 +327,13 @@ static void advance_used(struct vq *vq, unsigned slots)
  * written").  An ID we do not hold is the device's bug, not the guest's:
  * writing it would hand the driver a slot it never gave, so it is dropped.
  */
-static void packed_push(struct vq *vq, uint16_t id, uint32_t len, bool batched)
+static void packed_push(struct vq *vq, uint16_t id, uint32_t len)
 {
 	struct vq_packed *pk = &vq->pk;
 	unsigned slots = id < vq->num ? pk->id_slots[id] : 0;
 	struct vring_packed_desc *slot;
 	uint16_t flags;
 
-	(void)batched;   /* each used descriptor's flags publish it */
 	if (!slots)
 		return;
 	slot = &pk->desc[pk->next_used];

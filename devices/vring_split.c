@@ -12,9 +12,8 @@
  * each copied once and checked, or one INDIRECT descriptor naming a table
  * walked the same way -> each buffer goes to vq_chain_add -> the device
  * fills or drains the chain -> used->ring[used_shadow] gets {head, len} and
- * used->idx is stored with release, at once or, for a batching device, at
- * vq_publish_used.  avail->idx is loaded again only once the entries the
- * last load published are taken (avail_seen).
+ * used->idx is stored with release.  avail->idx is loaded again only once
+ * the entries the last load published are taken (avail_seen).
  *
  * Every value read from the rings is the guest's and is checked before use;
  * a broken rule ends the walk through vq_fail with its vq_violation.
@@ -195,13 +194,7 @@ static void split_unpop(struct vq *vq)
 	vq->last_avail--;
 }
 
-static void split_publish_used(struct vq *vq)
-{
-	/* The elements must be visible before the index that covers them. */
-	__atomic_store_n(&vq->used->idx, vq->used_shadow, __ATOMIC_RELEASE);
-}
-
-static void split_push(struct vq *vq, uint16_t head, uint32_t len, bool batched)
+static void split_push(struct vq *vq, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *e = &vq->used->ring[vq->used_shadow & (vq->num - 1)];
 
@@ -209,8 +202,8 @@ static void split_push(struct vq *vq, uint16_t head, uint32_t len, bool batched)
 	e->len = len;
 	vq->used_shadow++;
 	RACE_POINT(RACE_H_USED_WRITTEN);
-	if (!batched)
-		split_publish_used(vq);
+	/* The element must be visible before the index that covers it. */
+	__atomic_store_n(&vq->used->idx, vq->used_shadow, __ATOMIC_RELEASE);
 }
 
 /* avail_event sits just past the used ring (virtio_ring.h, for compatibility). */
@@ -269,7 +262,6 @@ const struct vq_layout vq_layout_split = {
 	.pop = split_pop,
 	.unpop = split_unpop,
 	.push = split_push,
-	.publish_used = split_publish_used,
 	.suppress_notify = split_suppress_notify,
 	.enable_notify = split_enable_notify,
 	.should_interrupt = split_should_interrupt,
