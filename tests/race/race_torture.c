@@ -52,13 +52,13 @@
  * Exit status: 0 clean, 1 a stall or corruption was found (or, with
  * --expect-fail, the mutant was NOT caught), 77 no double-mapped RAM.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <dirent.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -247,7 +247,6 @@ static void set_irq_line(void *ctx, unsigned gsi, bool level)
 static const char *volatile guest_where = "running";
 static volatile uint32_t guest_seen;
 static _Atomic bool guest_asleep;       /* in guest_wait_used's sleep (a woken guest included) */
-static _Atomic pid_t guest_tid;
 static uint64_t sched_delays;           /* no progress past --stall-ms, not a stall (watchdog) */
 static unsigned opt_hold_woken_ms;      /* --hold-woken-guest-ms (a test of the watchdog) */
 
@@ -491,7 +490,6 @@ static void *guest_thread(void *arg)
 
 	(void)arg;
 	rs = opt_seed * 0x9e3779b97f4a7c15ull + 1;
-	guest_tid = (pid_t)syscall(SYS_gettid);
 	while (seq < opt_buffers && !stop) {
 		unsigned burst = 1 + (unsigned)(rnd64() % (rnd64() & 1 ? 4 : opt_ring));
 
