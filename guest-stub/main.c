@@ -85,6 +85,7 @@ static const struct { const char *name; size_t off; } report_fields[] = {
 	FIELD(tcp_timeouts), FIELD(tcp_fast_retransmits), FIELD(tcp_dupacks), FIELD(tcp_window_probes),
 	FIELD(tcp_mss), FIELD(tcp_srtt_ns), FIELD(tcp_waits_halted), FIELD(rx_frames), FIELD(rx_frames_dropped),
 	FIELD(tx_indirect_tables), FIELD(tx_indirect_build_ticks), FIELD(tx_indirect_cost_ticks),
+	FIELD(tx_wait_ticks),
 };
 
 /* One line a host script can parse (docs/qemu.md): where no report port

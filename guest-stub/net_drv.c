@@ -215,7 +215,7 @@ void net_drv_give_up_if_broken(struct net_drv *n, const char *who)
 
 void net_drv_wait_tx(struct net_drv *n, int halt)
 {
-	uint64_t spins = 0, irqs = gtrace_wait_start(n->tx.index, halt);
+	uint64_t spins = 0, irqs = gtrace_wait_start(n->tx.index, halt), t0 = rdtsc();
 
 	if (!halt) {
 		while (!gvq_has_used(&n->tx))
@@ -223,6 +223,7 @@ void net_drv_wait_tx(struct net_drv *n, int halt)
 				net_drv_give_up_if_broken(n, "net");
 			else
 				cpu_relax();
+		guest_report.tx_wait_ticks += rdtsc() - t0;
 		gtrace_wait_end(n->tx.index, irqs);
 		return;
 	}
@@ -241,5 +242,6 @@ void net_drv_wait_tx(struct net_drv *n, int halt)
 	}
 	if (!n->tx_irq_on)
 		gvq_disable_interrupts(&n->tx);
+	guest_report.tx_wait_ticks += rdtsc() - t0;
 	gtrace_wait_end(n->tx.index, irqs);
 }

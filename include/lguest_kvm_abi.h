@@ -63,7 +63,7 @@
  */
 #ifndef __ASSEMBLER__
 #define LKVM_REPORT_MAGIC     0x4c4b564d52455054ull /* "LKVMREPT" */
-#define LKVM_REPORT_VERSION   4u
+#define LKVM_REPORT_VERSION   5u
 
 struct lkvm_guest_report {
 	uint64_t magic;
@@ -107,6 +107,8 @@ struct lkvm_guest_report {
 	uint64_t tx_indirect_tables;      /* tables built (gvq_itable_alloc) */
 	uint64_t tx_indirect_build_ticks; /* TSC ticks spent building them */
 	uint64_t tx_indirect_cost_ticks;  /* priced work asked per table: lkvm.indirect_cost_ns in ticks */
+	/* version 5: how long the guest waited for TX buffers to come back */
+	uint64_t tx_wait_ticks;           /* TSC ticks in net_drv_wait_tx, spinning or halted */
 };
 
 /*

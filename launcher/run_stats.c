@@ -146,6 +146,7 @@ void collect_stats(const struct run_state *rs, struct stats *st)
 		stats_f64(st, "guest_tx_indirect_build_ns_per_table",
 			  g->tx_indirect_tables && rs->tsc_khz
 			  ? g->tx_indirect_build_ticks * 1e6 / rs->tsc_khz / g->tx_indirect_tables : 0);
+		stats_f64(st, "guest_tx_wait_seconds", rs->tsc_khz ? g->tx_wait_ticks / 1e3 / rs->tsc_khz : 0);
 		stats_u64(st, "guest_irqs", g->irq_count);
 		stats_u64(st, "guest_timer_irqs", g->timer_irqs);
 		stats_u64(st, "guest_irqs_at_hlt", g->irqs_at_hlt);

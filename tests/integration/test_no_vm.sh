@@ -58,6 +58,10 @@ check "lguest always, 50 us timer: verified; notify and timer drains account for
 		d['tx_buffers_by_notify'] + d['tx_buffers_by_timer'] == d['tx_frames']"
 check "lguest always: the timer drained frames; each expiry came as a kick" \
 	jx "$j" "d['tx_buffers_by_timer'] > 0 and 1 <= d['tx_timer_timeouts'] <= d['thread_kicks']"
+# The run's tail waits for the timer at least once, so the guest's time
+# waiting for used buffers is above 0 and, in seconds, inside its workload's.
+check "lguest always: the guest's wait for used buffers measured, within its workload time" \
+	jx "$j" "0 < d['guest_tx_wait_seconds'] < d['guest_workload_tsc'] / d['guest_tsc_khz'] / 1e3"
 
 # The same with --timer-wait spin: the waker watches the clock for each
 # deadline instead of sleeping on the timerfd, and the same accounting holds.

@@ -56,7 +56,7 @@ NET=(-netdev user,id=n0 -device virtio-net-device,netdev=n0)
 
 # rep NAME KEY : one value of the run's lkvm-report line (empty if none)
 rep() { sed -n "s/^lkvm-report:.* $2=\([^ ]*\).*/\1/p" "$TMP/$1.out" | tail -1; }
-has_report() { grep -q '^lkvm-report: version=4 ' "$TMP/$1.out"; }
+has_report() { grep -q '^lkvm-report: version=5 ' "$TMP/$1.out"; }
 
 # ---- boot: console, exit status, the report line, discovery by probing ----
 qemu_run boot microvm "lkvm.workload=boot lkvm.status=5" "${MODERN[@]}"
