@@ -37,8 +37,8 @@
  * Output, one "key value" line each, in this order: mode (same-cpu |
  * cross-cpu), bytes_payload, frames, bytes_copied, piece_bytes,
  * pool_buffers, cpu, seconds_cpu, seconds_wall, seconds_copy (same-cpu:
- * = seconds_cpu), seconds_write (same-cpu: 0), gbyte_per_second (copied bytes / seconds_copy, 10^9),
- * checksum.
+ * = seconds_cpu), seconds_write (same-cpu: 0), gbyte_per_second (copied
+ * bytes / seconds_copy, 10^9), checksum.
  * Exit status: 0, 1 on a host error (pinning, memory), 2 on bad options.
  */
 #ifndef _GNU_SOURCE
@@ -163,11 +163,30 @@ static void cpu_pause(void)
 	__builtin_ia32_pause();
 }
 
+/* What one timed section costs with nothing in it: the median of 101
+ * back-to-back pairs of CLOCK_THREAD_CPUTIME_ID reads (a system call each). */
+static double empty_section_seconds(void)
+{
+	double d[101];
+
+	for (int i = 0; i < 101; i++) {
+		double a = seconds_of(CLOCK_THREAD_CPUTIME_ID);
+
+		d[i] = seconds_of(CLOCK_THREAD_CPUTIME_ID) - a;
+	}
+	for (int i = 1; i < 101; i++)   /* insertion sort: 101 values */
+		for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
+			double t = d[j];
+
+			d[j] = d[j - 1];
+			d[j - 1] = t;
+		}
+	return d[50];
+}
+
 /* The writer: each frame's bytes, with its sequence number, into its slot
  * of the half whose turn it is -- as the guest writes a frame into the
  * buffer it is about to queue. */
-static double empty_section_seconds(void);
-
 static void *writer_main(void *arg)
 {
 	struct cross *x = arg;
@@ -202,27 +221,6 @@ static void *writer_main(void *arg)
 	}
 	free(tmpl);
 	return NULL;
-}
-
-/* What one timed section costs with nothing in it: the median of 101
- * back-to-back pairs of CLOCK_THREAD_CPUTIME_ID reads (a system call each). */
-static double empty_section_seconds(void)
-{
-	double d[101];
-
-	for (int i = 0; i < 101; i++) {
-		double a = seconds_of(CLOCK_THREAD_CPUTIME_ID);
-
-		d[i] = seconds_of(CLOCK_THREAD_CPUTIME_ID) - a;
-	}
-	for (int i = 1; i < 101; i++)   /* insertion sort: 101 values */
-		for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
-			double t = d[j];
-
-			d[j] = d[j - 1];
-			d[j - 1] = t;
-		}
-	return d[50];
 }
 
 /* The copier, on this thread: returns the CPU seconds spent copying, each
